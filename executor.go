@@ -1,0 +1,71 @@
+package loom
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// A Task is a unit of work handed to an Executor. The context it receives is
+// the one the task was submitted with, or a context the executor cancels when
+// Shutdown gives up waiting for it.
+type Task func(ctx context.Context)
+
+// An Executor decides when, and on which goroutine or OS thread, a Task runs:
+// how many run at once, how many may wait, and which are rejected.
+//
+// Every implementation in this package is safe for concurrent use and keeps
+// these rules:
+//   - a panic in a task is recovered, counted in Stats.Panicked and reported;
+//     the process lives;
+//   - Go and Run return an error only before the task runs, never after:
+//     ErrRejected, ErrClosed, or the submitting context's error if it ended
+//     while the caller waited for room;
+//   - Shutdown loses nothing it admitted: queued tasks run, or are reported as
+//     abandoned when Shutdown's context ends first;
+//   - the goroutines it starts are gone when Shutdown returns.
+type Executor interface {
+	// Go runs t asynchronously.
+	Go(ctx context.Context, t Task) error
+	// Run runs t and waits for it to finish, on the caller's goroutine where
+	// the execution model allows it.
+	Run(ctx context.Context, t Task) error
+	// Shutdown stops admitting tasks and waits for admitted ones to finish.
+	// When ctx ends first, it cancels the running tasks' contexts and returns
+	// an error that says how many tasks were abandoned.
+	Shutdown(ctx context.Context) error
+	// Stats returns a snapshot of the executor's counters.
+	Stats() Stats
+}
+
+var (
+	// ErrRejected is returned by Go and Run when the executor is full and
+	// its policy is to reject rather than wait.
+	ErrRejected = errors.New("loom: executor full: task rejected")
+	// ErrClosed is returned by Go and Run after Shutdown has begun.
+	ErrClosed = errors.New("loom: executor shut down")
+)
+
+// Stats is a point-in-time snapshot of an executor's counters.
+type Stats struct {
+	Name string // the executor's name (Name option); "" if unnamed
+	Kind string // "virtual", "pool", "threads", "thread-per-task" or "limit"
+
+	Submitted uint64 // tasks admitted by Go or Run
+	Completed uint64 // tasks that returned (including those that panicked)
+	Rejected  uint64 // calls refused with ErrRejected
+	Panicked  uint64 // tasks that panicked
+	Abandoned uint64 // admitted tasks Shutdown gave up on
+
+	Running     int // tasks running now
+	Queued      int // tasks admitted and waiting to run
+	PeakRunning int // the most tasks ever running at once
+
+	QueueWait Percentiles // time from admission to start
+	RunTime   Percentiles // time from start to return
+}
+
+// Percentiles summarises a latency distribution.
+type Percentiles struct {
+	P50, P99 time.Duration
+}
