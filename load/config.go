@@ -1,0 +1,73 @@
+package load
+
+import (
+	"net/http"
+	"time"
+)
+
+// Target is one request of the mix. A run takes its targets round-robin.
+type Target struct {
+	// Method is the request method; empty means GET.
+	Method string
+	// URL is an absolute http:// URL (https is not supported).
+	URL string
+	// Header is sent with the request; nil means no extra headers. Host,
+	// Content-Length and User-Agent are set by the generator unless given here.
+	Header http.Header
+	// Body is the request body; nil means none.
+	Body []byte
+}
+
+// Config describes a run. The zero value of each field means what its comment
+// says; Targets is the only required field.
+type Config struct {
+	// Targets are the requests, taken round-robin (a mix such as GET and POST).
+	Targets []Target
+
+	// Connections is the number of connections of a closed-loop run; zero
+	// means 1. Ignored in open loop (Rate > 0).
+	Connections int
+
+	// Requests stops the run after exactly this many requests (served or
+	// failed); zero means no count limit.
+	Requests int64
+
+	// Duration stops the run after this long; zero means no time limit. With
+	// neither Requests nor Duration the run lasts until ctx ends.
+	Duration time.Duration
+
+	// Rate, when positive, makes the run open loop: requests start on a fixed
+	// schedule of Rate per second whatever the responses, and latency counts
+	// from the scheduled start.
+	Rate float64
+
+	// MaxConns caps the connections of an open-loop run; zero means 10,000.
+	// When every connection is busy, due requests wait and count as late.
+	MaxConns int
+
+	// Timeout bounds each request, and each connection attempt; zero means
+	// 30 s, negative means no timeout.
+	Timeout time.Duration
+
+	// ExpectStatus reports whether a status code counts as served; nil means
+	// 2xx. See ParseStatus.
+	ExpectStatus func(code int) bool
+
+	// ExpectBody, when non-nil, must occur in the response body for the
+	// request to count as served.
+	ExpectBody []byte
+
+	// Progress, when non-nil, is called about ten times a second from a single
+	// goroutine while the run lasts. It must return quickly.
+	Progress func(Progress)
+}
+
+// Progress is a snapshot of a run in flight, given to Config.Progress.
+type Progress struct {
+	Elapsed  time.Duration // since the run started
+	Duration time.Duration // planned length; zero when unknown
+	Done     int64         // requests finished, served or failed
+	Total    int64         // planned requests; zero when unknown
+	Errors   int64         // failed requests so far
+	Conns    int64         // connections open now
+}

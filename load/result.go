@@ -1,0 +1,124 @@
+package load
+
+import (
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Mode names how requests were issued.
+type Mode string
+
+const (
+	// Closed is a closed loop: each connection sends its next request when the
+	// previous response arrives.
+	Closed Mode = "closed"
+	// Open is an open loop: requests start on a fixed schedule.
+	Open Mode = "open"
+)
+
+// Result holds every measurement of a run. It marshals to and from JSON
+// (durations are integer nanoseconds, the histogram is a base64 HdrHistogram
+// V2 compressed encoding of microseconds) and can be merged with results of
+// other runs. A Result is not safe for concurrent use while being merged.
+type Result struct {
+	Mode Mode `json:"mode"`
+	// Targets lists "METHOD URL" for each target.
+	Targets []string `json:"targets"`
+	// Connections is the closed-loop connection count, or the most
+	// connections an open-loop run had open at once.
+	Connections int `json:"connections"`
+	// Rate is the open-loop schedule in requests per second.
+	Rate float64 `json:"rate,omitempty"`
+
+	Start   time.Time     `json:"start"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+
+	// Requests counts served requests: complete responses that met the
+	// expectations (status and body).
+	Requests int64 `json:"requests"`
+	// Sent counts requests written to a connection.
+	Sent int64 `json:"sent"`
+	// Errors counts failed requests by cause.
+	Errors Errors `json:"errors"`
+	// Status counts complete responses by status code, expected or not.
+	Status map[int]int64 `json:"status"`
+	// Bytes counts response bytes read, head and body.
+	Bytes int64 `json:"bytes"`
+	// RequestsPerSec is Requests divided by Elapsed.
+	RequestsPerSec float64 `json:"requests_per_sec"`
+
+	// Latency summarises the latency of served requests. In open loop it
+	// counts from the scheduled start, not the actual one.
+	Latency Latency `json:"latency"`
+	// Histogram is the encoded latency histogram (see Percentile).
+	Histogram string `json:"histogram"`
+
+	// Timeline counts what finished in each second of the run.
+	Timeline []Second `json:"timeline"`
+
+	// Scheduled is the number of requests the open-loop schedule called for.
+	Scheduled int64 `json:"scheduled,omitempty"`
+	// Late counts open-loop requests that started more than LateAfter after
+	// their scheduled time, or never started.
+	Late int64 `json:"late,omitempty"`
+
+	// Connects counts connections opened; Reconnects counts those opened
+	// because the server closed a keep-alive connection.
+	Connects   int64 `json:"connects"`
+	Reconnects int64 `json:"reconnects"`
+
+	// Limits notes what the machine limited, such as file descriptors or
+	// local ports; empty when nothing did.
+	Limits []string `json:"limits,omitempty"`
+
+	hist *hdrhistogram.Histogram
+}
+
+// Errors counts failed requests by cause.
+type Errors struct {
+	Connect int64 `json:"connect"` // connection attempt failed (not refused, not timed out)
+	Refused int64 `json:"refused"` // connection refused
+	Timeout int64 `json:"timeout"` // connect or request took longer than Config.Timeout
+	Read    int64 `json:"read"`    // reading or parsing the response failed
+	Write   int64 `json:"write"`   // writing the request failed
+	Reset   int64 `json:"reset"`   // the peer reset the connection
+	Status  int64 `json:"status"`  // the status code was not expected
+	Body    int64 `json:"body"`    // the body lacked Config.ExpectBody
+}
+
+// Total returns the sum of all causes.
+func (e Errors) Total() int64 {
+	return e.Connect + e.Refused + e.Timeout + e.Read + e.Write + e.Reset + e.Status + e.Body
+}
+
+// Latency summarises a latency histogram.
+type Latency struct {
+	Min   time.Duration `json:"min_ns"`
+	Mean  time.Duration `json:"mean_ns"`
+	Stdev time.Duration `json:"stdev_ns"`
+	P50   time.Duration `json:"p50_ns"`
+	P75   time.Duration `json:"p75_ns"`
+	P90   time.Duration `json:"p90_ns"`
+	P99   time.Duration `json:"p99_ns"`
+	P999  time.Duration `json:"p99_9_ns"`
+	P9999 time.Duration `json:"p99_99_ns"`
+	Max   time.Duration `json:"max_ns"`
+}
+
+// Second is one second of the timeline.
+type Second struct {
+	Second   int   `json:"second"`   // seconds since the start
+	Requests int64 `json:"requests"` // served in this second
+	Errors   int64 `json:"errors"`   // failed in this second
+	Bytes    int64 `json:"bytes"`    // read in this second
+}
+
+// Percentile returns the latency at percentile p (0 to 100) of served
+// requests, or zero when none were served.
+func (r *Result) Percentile(p float64) time.Duration {
+	if r.hist == nil {
+		return 0
+	}
+	return time.Duration(r.hist.ValueAtPercentile(p)) * time.Microsecond
+}
