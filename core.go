@@ -1,0 +1,279 @@
+package loom
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime/debug"
+	"runtime/pprof"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/loomrt/loom/internal/latency"
+)
+
+// sampleMask selects which tasks are timed for the QueueWait and RunTime
+// percentiles: one in sampleMask+1. Reading the clock three times per task
+// would cost more than the rest of a pool's hot path; a 1-in-16 sample keeps
+// the percentiles honest for any executor that runs more than a few hundred
+// tasks.
+const sampleMask = 15
+
+// stopShards spreads the registrations of tasks whose submit context is
+// cancellable over several contexts, so they do not all take one mutex.
+const stopShards = 8
+
+// core holds what every executor shares: identity, counters, the panic
+// report, the admission gate and the machinery Shutdown uses to give up.
+type core struct {
+	name          string
+	kind          string
+	workers       int
+	queueCapacity int
+	full          FullPolicy
+	onPanic       func(name string, v any, stack []byte)
+	labels        context.Context // carries the pprof labels of started goroutines
+	epoch         time.Time
+
+	submitted atomic.Uint64
+	completed atomic.Uint64
+	rejected  atomic.Uint64
+	panicked  atomic.Uint64
+	abandoned atomic.Uint64
+	running   atomic.Int64
+	peak      atomic.Int64
+
+	queueWait latency.Histogram
+	runTime   latency.Histogram
+
+	// stop is cancelled, with cause ErrAbandoned, when Shutdown gives up
+	// waiting; every task's context ends with it.
+	stop       context.Context
+	cancel     context.CancelCauseFunc
+	stopShards [stopShards]context.Context
+	stopCancel [stopShards]context.CancelFunc
+	abandoning atomic.Bool
+
+	gate    gate
+	closing chan struct{} // closed when Shutdown begins: wakes callers waiting for room
+
+	beginOnce   sync.Once
+	abandonOnce sync.Once
+	abandonErr  error
+}
+
+func (c *core) init(kind string, cfg config, workers, queueCapacity int) {
+	c.name = cfg.name
+	c.kind = kind
+	c.workers = workers
+	c.queueCapacity = queueCapacity
+	c.full = cfg.full
+	c.onPanic = cfg.onPanic
+	if c.onPanic == nil {
+		logger := cfg.logger
+		c.onPanic = func(name string, v any, stack []byte) {
+			logger.Error("loom: task panicked", "executor", name, "kind", kind,
+				"panic", fmt.Sprint(v), "stack", string(stack))
+		}
+	}
+	c.labels = pprof.WithLabels(context.Background(), pprof.Labels("executor", cfg.name, "kind", kind))
+	c.epoch = time.Now()
+	c.stop, c.cancel = context.WithCancelCause(context.Background())
+	for i := range c.stopShards {
+		c.stopShards[i], c.stopCancel[i] = context.WithCancel(c.stop)
+	}
+	c.gate.idle = make(chan struct{})
+	c.closing = make(chan struct{})
+}
+
+// stamp returns the admission time of a sampled task, or 0 for a task that is
+// not timed.
+func (c *core) stamp() int64 {
+	if rand.Uint32()&sampleMask != 0 {
+		return 0
+	}
+	return int64(time.Since(c.epoch)) + 1
+}
+
+// run runs t under the executor's context and counts it.
+func (c *core) run(parent context.Context, t Task, admitted int64) {
+	if parent.Done() == nil {
+		if parent == context.Background() || parent == context.TODO() {
+			// No values and no cancellation: the executor's own context is
+			// an exact substitute, and costs nothing.
+			c.count(c.stop, t, admitted)
+			return
+		}
+		c.count(detached{Context: parent, stop: c.stop}, t, admitted)
+		return
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	unhook := context.AfterFunc(c.stopShards[rand.Uint32()%stopShards], func() { cancel(ErrAbandoned) })
+	c.count(ctx, t, admitted)
+	unhook()
+	cancel(nil)
+}
+
+// count runs t, keeping Running, PeakRunning, Completed and the sampled
+// latencies.
+func (c *core) count(ctx context.Context, t Task, admitted int64) {
+	r := c.running.Add(1)
+	for p := c.peak.Load(); r > p && !c.peak.CompareAndSwap(p, r); p = c.peak.Load() {
+	}
+	var start time.Duration
+	if admitted != 0 {
+		start = time.Since(c.epoch)
+		c.queueWait.Record(start - time.Duration(admitted-1))
+	}
+	c.call(ctx, t)
+	if admitted != 0 {
+		c.runTime.Record(time.Since(c.epoch) - start)
+	}
+	c.running.Add(-1)
+	c.completed.Add(1)
+}
+
+// call runs t and recovers its panic.
+func (c *core) call(ctx context.Context, t Task) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.panicked.Add(1)
+			c.onPanic(c.name, v, debug.Stack())
+		}
+	}()
+	t(ctx)
+}
+
+// pending returns how many admitted tasks have neither started nor been
+// abandoned. The counters are read so that a task moving between them while
+// they are read makes the result too large, never too small.
+func (c *core) pending() int64 {
+	a := c.abandoned.Load()
+	done := c.completed.Load()
+	r := c.running.Load()
+	s := c.submitted.Load()
+	return int64(s-a-done) - r
+}
+
+func (c *core) stats() Stats {
+	return Stats{
+		Name:          c.name,
+		Kind:          c.kind,
+		Workers:       c.workers,
+		QueueCapacity: c.queueCapacity,
+		Submitted:     c.submitted.Load(),
+		Completed:     c.completed.Load(),
+		Rejected:      c.rejected.Load(),
+		Panicked:      c.panicked.Load(),
+		Abandoned:     c.abandoned.Load(),
+		Running:       int(c.running.Load()),
+		Queued:        int(max(c.pending(), 0)),
+		PeakRunning:   int(c.peak.Load()),
+		QueueWait:     Percentiles{P50: c.queueWait.Quantile(0.50), P99: c.queueWait.Quantile(0.99)},
+		RunTime:       Percentiles{P50: c.runTime.Quantile(0.50), P99: c.runTime.Quantile(0.99)},
+	}
+}
+
+// shutdown is the Shutdown every executor shares: begin (run once) stops
+// admission; finished is closed when every goroutine of the executor is gone;
+// drain, if not nil, counts the queued tasks as abandoned once Shutdown has
+// given up.
+func (c *core) shutdown(ctx context.Context, begin func(), finished <-chan struct{}, drain func()) error {
+	c.beginOnce.Do(begin)
+	select {
+	case <-finished:
+		return nil
+	default:
+	}
+	select {
+	case <-finished:
+		return nil
+	case <-ctx.Done():
+		return c.abandon(ctx.Err(), drain)
+	}
+}
+
+// abandon cancels every task's context, counts the tasks that will never
+// start, and waits until each queued task has either started or been counted.
+// That wait involves no task code, so it is short.
+func (c *core) abandon(cause error, drain func()) error {
+	c.abandonOnce.Do(func() {
+		c.abandoning.Store(true)
+		running := c.running.Load()
+		c.cancel(ErrAbandoned)
+		for _, cancel := range c.stopCancel {
+			cancel()
+		}
+		if drain != nil {
+			drain()
+		}
+		for c.pending() > 0 {
+			time.Sleep(50 * time.Microsecond)
+		}
+		c.abandonErr = &abandonError{
+			kind:      c.kind,
+			name:      c.name,
+			cause:     cause,
+			never:     c.abandoned.Load(),
+			cancelled: running,
+		}
+	})
+	return c.abandonErr
+}
+
+// abandonError is what Shutdown returns when its context ends first.
+type abandonError struct {
+	kind, name string
+	cause      error
+	never      uint64
+	cancelled  int64
+}
+
+func (e *abandonError) Error() string {
+	return fmt.Sprintf("loom: shutdown %s executor %q: %v: %d queued tasks abandoned, %d running tasks cancelled",
+		e.kind, e.name, e.cause, e.never, e.cancelled)
+}
+
+func (e *abandonError) Unwrap() []error { return []error{ErrAbandoned, e.cause} }
+
+// detached gives a task the values of a submit context that cannot be
+// cancelled, and the cancellation of the executor.
+type detached struct {
+	context.Context
+	stop context.Context
+}
+
+func (d detached) Done() <-chan struct{} { return d.stop.Done() }
+func (d detached) Err() error            { return d.stop.Err() }
+
+// gate counts the callers and tasks inside an executor, refuses new ones once
+// closed, and closes idle when the last one leaves after that.
+type gate struct {
+	state atomic.Uint64 // closedBit | count
+	once  sync.Once
+	idle  chan struct{}
+}
+
+const closedBit = 1 << 63
+
+// enter reports whether the caller may come in; it must call exit later.
+func (g *gate) enter() bool {
+	if g.state.Add(1)&closedBit != 0 {
+		g.exit()
+		return false
+	}
+	return true
+}
+
+func (g *gate) exit() {
+	if g.state.Add(^uint64(0)) == closedBit {
+		g.once.Do(func() { close(g.idle) })
+	}
+}
+
+func (g *gate) close() {
+	if old := g.state.Or(closedBit); old&^closedBit == 0 {
+		g.once.Do(func() { close(g.idle) })
+	}
+}

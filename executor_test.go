@@ -1,0 +1,109 @@
+package loom
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// executorCase builds one executor for the tests that every kind must pass.
+type executorCase struct {
+	kind string
+	make func(opts ...Option) Executor
+}
+
+var everyExecutor = []executorCase{
+	{"virtual", func(opts ...Option) Executor { return Virtual(opts...) }},
+	{"pool", func(opts ...Option) Executor { return Pool(4, opts...) }},
+	{"threads", func(opts ...Option) Executor { return Threads(4, opts...) }},
+	{"thread-per-task", func(opts ...Option) Executor { return ThreadPerTask(opts...) }},
+	{"limit", func(opts ...Option) Executor { return Limit(4, append([]Option{Full(Wait)}, opts...)...) }},
+}
+
+// shutdown shuts e down and fails the test if that fails.
+func shutdown(t *testing.T, e Executor) {
+	t.Helper()
+	if err := e.Shutdown(context.Background()); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+func TestEveryTaskRuns(t *testing.T) {
+	for _, tc := range everyExecutor {
+		t.Run(tc.kind, func(t *testing.T) {
+			e := tc.make(Name("all"))
+			const tasks = 200
+			var ran atomic.Int64
+			var wg sync.WaitGroup
+			for i := range tasks {
+				wg.Add(1)
+				submit := e.Go
+				if i%2 == 1 {
+					submit = e.Run
+				}
+				if err := submit(context.Background(), func(context.Context) {
+					ran.Add(1)
+					wg.Done()
+				}); err != nil {
+					t.Fatalf("task %d: %v", i, err)
+				}
+			}
+			wg.Wait()
+			shutdown(t, e)
+			if got := ran.Load(); got != tasks {
+				t.Errorf("ran %d tasks; want %d", got, tasks)
+			}
+			s := e.Stats()
+			if s.Kind != tc.kind || s.Name != "all" {
+				t.Errorf("Stats kind, name = %q, %q; want %q, %q", s.Kind, s.Name, tc.kind, "all")
+			}
+			if s.Submitted != tasks || s.Completed != tasks {
+				t.Errorf("Stats submitted, completed = %d, %d; want %d, %d", s.Submitted, s.Completed, tasks, tasks)
+			}
+			if s.Running != 0 || s.Queued != 0 {
+				t.Errorf("Stats running, queued = %d, %d after Shutdown; want 0, 0", s.Running, s.Queued)
+			}
+			if err := e.Go(context.Background(), func(context.Context) {}); !errors.Is(err, ErrClosed) {
+				t.Errorf("Go after Shutdown = %v; want ErrClosed", err)
+			}
+			if err := e.Run(context.Background(), func(context.Context) {}); !errors.Is(err, ErrClosed) {
+				t.Errorf("Run after Shutdown = %v; want ErrClosed", err)
+			}
+		})
+	}
+}
+
+func TestPanicIsRecovered(t *testing.T) {
+	for _, tc := range everyExecutor {
+		t.Run(tc.kind, func(t *testing.T) {
+			var mu sync.Mutex
+			var reports []string
+			e := tc.make(Name("panicky"), PanicHandler(func(name string, v any, stack []byte) {
+				mu.Lock()
+				defer mu.Unlock()
+				if len(stack) == 0 {
+					t.Errorf("panic handler got an empty stack")
+				}
+				reports = append(reports, name+": "+v.(string))
+			}))
+			defer shutdown(t, e)
+			if err := e.Run(context.Background(), func(context.Context) { panic("boom") }); err != nil {
+				t.Fatalf("Run of a panicking task = %v; want nil", err)
+			}
+			ran := false
+			if err := e.Run(context.Background(), func(context.Context) { ran = true }); err != nil || !ran {
+				t.Fatalf("Run after a panic = %v, ran %v; want nil, true", err, ran)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(reports) != 1 || reports[0] != "panicky: boom" {
+				t.Errorf("panic reports = %q; want [\"panicky: boom\"]", reports)
+			}
+			if got := e.Stats().Panicked; got != 1 {
+				t.Errorf("Stats.Panicked = %d; want 1", got)
+			}
+		})
+	}
+}

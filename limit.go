@@ -1,0 +1,164 @@
+package loom
+
+import (
+	"context"
+	"fmt"
+	"runtime/pprof"
+)
+
+// Limit returns an executor that runs each task on its own goroutine, at most
+// n at once: Spring's concurrency limit, or "cap in-flight requests". It is
+// for shedding load: past the limit, work is refused fast (a 503) instead of
+// piling up until memory runs out.
+//
+// Defaults: Queue(0) and Full(Reject): a task is admitted only if it can start
+// at once, otherwise Go and Run return ErrRejected. Queue(q) lets up to q
+// admitted tasks wait for a running slot, in FIFO order. Full(Wait) makes a
+// caller that finds the running slots and the queue full wait for room until
+// its context ends, then return the context's error; such callers are not
+// counted in Stats.Queued, so Queue bounds the queue under both policies.
+// Once admitted, a task runs even if its submit context ends meanwhile (the
+// task sees the context's error).
+//
+// Go starts a goroutine that carries the pprof labels executor=<name> and
+// kind=limit. Run executes the task inline on the caller's goroutine once it
+// has a slot (no hand-off; the caller keeps its pprof labels). A panicking
+// task is recovered and reported. The hot path allocates nothing beyond the
+// caller's closure (and, for Go, the goroutine) when the submit context is
+// context.Background. Limit is safe for concurrent use. It panics if n is not
+// positive.
+func Limit(n int, opts ...Option) Executor {
+	if n <= 0 {
+		panic(fmt.Sprintf("loom: limit executor needs a positive limit, got %d", n))
+	}
+	cfg := newConfig("limit", true, opts)
+	if cfg.full == 0 {
+		cfg.full = Reject
+	}
+	l := &limit{tickets: make(chan struct{}, n+cfg.queue)}
+	if cfg.queue > 0 {
+		l.slots = make(chan struct{}, n)
+	}
+	l.init("limit", cfg, n, cfg.queue)
+	return l
+}
+
+type limit struct {
+	core
+	// tickets holds one token per admitted task, running or queued.
+	tickets chan struct{}
+	// slots holds one token per running task; nil when nothing may queue,
+	// because then a ticket is a slot.
+	slots chan struct{}
+}
+
+var _ Executor = (*limit)(nil)
+
+// Go admits t and runs it on a new goroutine.
+func (l *limit) Go(ctx context.Context, t Task) error {
+	if err := l.admit(ctx); err != nil {
+		return err
+	}
+	go l.goroutine(ctx, t, l.stamp())
+	return nil
+}
+
+func (l *limit) goroutine(ctx context.Context, t Task, admitted int64) {
+	pprof.SetGoroutineLabels(l.labels)
+	if !l.start() {
+		return
+	}
+	l.run(ctx, t, admitted)
+	l.finish()
+}
+
+// Run admits t and runs it on the caller's goroutine once a slot is free.
+func (l *limit) Run(ctx context.Context, t Task) error {
+	if err := l.admit(ctx); err != nil {
+		return err
+	}
+	admitted := l.stamp()
+	if !l.start() {
+		return ErrAbandoned
+	}
+	l.run(ctx, t, admitted)
+	l.finish()
+	return nil
+}
+
+// admit takes a ticket, waiting for one under Full(Wait).
+func (l *limit) admit(ctx context.Context) error {
+	if !l.gate.enter() {
+		return ErrClosed
+	}
+	select {
+	case l.tickets <- struct{}{}:
+		l.submitted.Add(1)
+		return nil
+	default:
+	}
+	if l.full == Reject {
+		l.rejected.Add(1)
+		l.gate.exit()
+		return ErrRejected
+	}
+	select {
+	case l.tickets <- struct{}{}:
+		l.submitted.Add(1)
+		return nil
+	case <-ctx.Done():
+		l.gate.exit()
+		return ctx.Err()
+	case <-l.closing:
+		l.gate.exit()
+		return ErrClosed
+	}
+}
+
+// start waits for a running slot; it reports false, having counted the task
+// as abandoned, if Shutdown gives up first.
+func (l *limit) start() bool {
+	if l.slots == nil {
+		return true
+	}
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	case <-l.stop.Done():
+		l.abandoned.Add(1)
+		<-l.tickets
+		l.gate.exit()
+		return false
+	}
+}
+
+func (l *limit) finish() {
+	if l.slots != nil {
+		<-l.slots
+	}
+	<-l.tickets
+	l.gate.exit()
+}
+
+// Shutdown stops admitting tasks and waits for the admitted ones to return.
+// If ctx ends first, it cancels the running tasks' contexts, abandons the
+// queued ones (a waiting Run returns ErrAbandoned) and returns an error
+// wrapping ErrAbandoned and ctx.Err(); goroutines whose task ignores the
+// cancellation end when it returns. Shutdown may be called more than once and
+// concurrently.
+func (l *limit) Shutdown(ctx context.Context) error {
+	return l.shutdown(ctx, l.begin, l.gate.idle, nil)
+}
+
+func (l *limit) begin() {
+	l.gate.close()
+	close(l.closing)
+}
+
+// Stats returns a snapshot of the executor's counters.
+func (l *limit) Stats() Stats { return l.stats() }

@@ -1,0 +1,187 @@
+package loom
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/pprof"
+	"sync"
+	"sync/atomic"
+)
+
+// Pool returns an executor with a fixed number of long-lived worker
+// goroutines and a queue: the classic thread pool (Undertow's worker pool,
+// Tomcat's maxThreads, Akka's fork-join dispatcher).
+//
+// At most workers tasks run at once; tasks wait in FIFO order, so Pool(1)
+// runs tasks one at a time in the order they were admitted.
+// Defaults: Queue(workers) and Full(Wait): when every worker is busy and the
+// queue is full, Go and Run wait for room until their context ends
+// (backpressure), which is how a JVM server with a fixed pool queues
+// requests. With Full(Reject) they return ErrRejected at once instead.
+//
+// Go hands the task to the queue and returns. Run hands it to a worker and
+// waits for it to return; once a task is admitted, it runs even if the
+// submit context ends meanwhile (the task sees the context's error).
+// A panicking task is recovered and reported, and its worker goes on.
+// The hot path allocates nothing beyond the caller's closure when the submit
+// context is context.Background; a cancellable submit context costs one
+// derived context per task, so that Shutdown can cancel it.
+//
+// The workers are started at once and carry the pprof labels
+// executor=<name> and kind=pool. Pool is safe for concurrent use.
+// It panics if workers is not positive.
+func Pool(workers int, opts ...Option) Executor {
+	return newPool("pool", workers, false, opts)
+}
+
+// Threads returns a Pool whose workers are each locked to their own OS
+// thread for their whole life (runtime.LockOSThread): real platform threads,
+// for thread-affine or cgo-heavy work, and to reproduce a JVM platform-thread
+// pool honestly (the threads' stacks and scheduling are the OS's). The
+// threads exit with their workers at Shutdown.
+//
+// Defaults, queueing and the concurrency contract are those of Pool; the
+// pprof label kind is "threads". It panics if workers is not positive.
+func Threads(workers int, opts ...Option) Executor {
+	return newPool("threads", workers, true, opts)
+}
+
+type pool struct {
+	core
+	lockThread bool
+	tasks      chan job
+	alive      atomic.Int64  // workers not yet exited
+	done       chan struct{} // closed when the last worker exits
+}
+
+var _ Executor = (*pool)(nil)
+
+// job is one queued task. It travels by value, so queueing allocates nothing.
+type job struct {
+	ctx      context.Context
+	task     Task
+	admitted int64      // sampled admission time, or 0
+	result   chan error // Run's completion; nil for Go
+}
+
+// results recycles Run's completion channels, each with room for one value.
+var results = sync.Pool{New: func() any { return make(chan error, 1) }}
+
+func newPool(kind string, workers int, lock bool, opts []Option) *pool {
+	if workers <= 0 {
+		panic(fmt.Sprintf("loom: %s executor needs a positive number of workers, got %d", kind, workers))
+	}
+	cfg := newConfig(kind, true, opts)
+	if !cfg.queueSet {
+		cfg.queue = workers
+	}
+	if cfg.full == 0 {
+		cfg.full = Wait
+	}
+	p := &pool{lockThread: lock, tasks: make(chan job, cfg.queue), done: make(chan struct{})}
+	p.init(kind, cfg, workers, cfg.queue)
+	p.alive.Store(int64(workers))
+	for range workers {
+		go p.work()
+	}
+	return p
+}
+
+func (p *pool) work() {
+	if p.lockThread {
+		// Never unlocked: a goroutine that exits locked takes its thread
+		// with it, so each worker owns one OS thread from start to end.
+		runtime.LockOSThread()
+	}
+	pprof.SetGoroutineLabels(p.labels)
+	for j := range p.tasks {
+		if p.abandoning.Load() {
+			p.abandoned.Add(1)
+			if j.result != nil {
+				j.result <- ErrAbandoned
+			}
+			continue
+		}
+		p.run(j.ctx, j.task, j.admitted)
+		if j.result != nil {
+			j.result <- nil
+		}
+	}
+	if p.alive.Add(-1) == 0 {
+		close(p.done)
+	}
+}
+
+// Go queues t for a worker; see Pool for when it waits or rejects.
+func (p *pool) Go(ctx context.Context, t Task) error {
+	return p.submit(ctx, job{ctx: ctx, task: t})
+}
+
+// Run hands t to a worker and waits until it returns.
+func (p *pool) Run(ctx context.Context, t Task) error {
+	result := results.Get().(chan error)
+	err := p.submit(ctx, job{ctx: ctx, task: t, result: result})
+	if err == nil {
+		err = <-result
+	}
+	results.Put(result)
+	return err
+}
+
+func (p *pool) submit(ctx context.Context, j job) error {
+	if !p.gate.enter() {
+		return ErrClosed
+	}
+	defer p.gate.exit()
+	j.admitted = p.stamp()
+	select {
+	case p.tasks <- j:
+		p.submitted.Add(1)
+		return nil
+	default:
+	}
+	if p.full == Reject {
+		p.rejected.Add(1)
+		return ErrRejected
+	}
+	select {
+	case p.tasks <- j:
+		p.submitted.Add(1)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.closing:
+		return ErrClosed
+	}
+}
+
+// Shutdown stops admitting tasks, lets the workers run the queue dry and
+// waits for them to exit. If ctx ends first, it cancels the running tasks'
+// contexts, counts the queued tasks as abandoned (a waiting Run returns
+// ErrAbandoned) and returns an error wrapping ErrAbandoned and ctx.Err();
+// workers whose task ignores the cancellation exit when it returns.
+// Shutdown may be called more than once and concurrently; a later call with
+// a longer context waits for the workers again.
+func (p *pool) Shutdown(ctx context.Context) error {
+	return p.shutdown(ctx, p.begin, p.done, p.drain)
+}
+
+func (p *pool) begin() {
+	p.gate.close()
+	close(p.closing)
+	<-p.gate.idle // submitters leave promptly: closing wakes the waiting ones
+	close(p.tasks)
+}
+
+func (p *pool) drain() {
+	for j := range p.tasks {
+		p.abandoned.Add(1)
+		if j.result != nil {
+			j.result <- ErrAbandoned
+		}
+	}
+}
+
+// Stats returns a snapshot of the pool's counters.
+func (p *pool) Stats() Stats { return p.stats() }

@@ -1,0 +1,74 @@
+package loom
+
+import (
+	"context"
+	"runtime/pprof"
+)
+
+// Virtual returns an executor that runs each task on a new goroutine: Go's
+// counterpart of a virtual thread per task (Executors.newVirtualThreadPerTaskExecutor).
+// It is never full, never queues and never rejects; Queue and Full do not
+// apply and make it panic. Use it when tasks mostly wait (I/O, sleeps, other
+// services) and nothing downstream needs protecting; bound it with Limit when
+// something does.
+//
+// Go starts a goroutine carrying the pprof labels executor=<name> and
+// kind=virtual. Run executes the task on the caller's goroutine (keeping the
+// caller's pprof labels) and returns when it does. A panicking task is
+// recovered and reported. Virtual is safe for concurrent use.
+func Virtual(opts ...Option) Executor {
+	cfg := newConfig("virtual", false, opts)
+	v := &virtual{}
+	v.init("virtual", cfg, 0, 0)
+	return v
+}
+
+type virtual struct {
+	core
+}
+
+var _ Executor = (*virtual)(nil)
+
+// Go runs t on a new goroutine.
+func (v *virtual) Go(ctx context.Context, t Task) error {
+	if !v.gate.enter() {
+		return ErrClosed
+	}
+	v.submitted.Add(1)
+	go v.goroutine(ctx, t, v.stamp())
+	return nil
+}
+
+func (v *virtual) goroutine(ctx context.Context, t Task, admitted int64) {
+	pprof.SetGoroutineLabels(v.labels)
+	v.run(ctx, t, admitted)
+	v.gate.exit()
+}
+
+// Run runs t on the caller's goroutine.
+func (v *virtual) Run(ctx context.Context, t Task) error {
+	if !v.gate.enter() {
+		return ErrClosed
+	}
+	v.submitted.Add(1)
+	v.run(ctx, t, v.stamp())
+	v.gate.exit()
+	return nil
+}
+
+// Shutdown stops admitting tasks and waits for the running ones to return.
+// If ctx ends first, it cancels their contexts and returns an error wrapping
+// ErrAbandoned and ctx.Err(); goroutines whose task ignores the cancellation
+// end when it returns. Shutdown may be called more than once and
+// concurrently.
+func (v *virtual) Shutdown(ctx context.Context) error {
+	return v.shutdown(ctx, v.begin, v.gate.idle, nil)
+}
+
+func (v *virtual) begin() {
+	v.gate.close()
+	close(v.closing)
+}
+
+// Stats returns a snapshot of the executor's counters.
+func (v *virtual) Stats() Stats { return v.stats() }
