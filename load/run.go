@@ -3,18 +3,282 @@ package load
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // LateAfter is how far behind its schedule an open-loop request may start
 // before it counts as late.
 const LateAfter = 10 * time.Millisecond
 
+// ErrBadConfig reports a Config that cannot run.
+var ErrBadConfig = errors.New("bad load config")
+
+const (
+	defaultTimeout  = 30 * time.Second
+	defaultMaxConns = 10000
+	// dialConcurrency bounds connection attempts in flight, so that -c 10000
+	// opens connections as fast as the server accepts them instead of
+	// overflowing its listen backlog and waiting out SYN retransmissions.
+	dialConcurrency = 128
+)
+
+// runner is the state of one Run.
+type runner struct {
+	cfg          Config
+	reqs         []request
+	addrs        []string
+	timeout      time.Duration // <= 0: none
+	expectStatus func(int) bool
+	expectBody   []byte
+	dialer       net.Dialer
+	dialSlots    chan struct{}
+	shards       []shard
+	timeline     timeline
+	limits       machineLimits
+
+	start   time.Time
+	ctx     context.Context // done when in-flight requests must be cut off
+	cancel  context.CancelFunc
+	stopped atomic.Bool // set just before ctx ends
+	stopMu  sync.Mutex
+	stopAt  time.Time
+
+	issued     atomic.Int64 // closed loop: requests handed out, for Config.Requests
+	open       atomic.Int64 // connections open now
+	idle       atomic.Int64 // open loop: workers waiting for a request
+	dispatched atomic.Int64 // open loop: requests handed to workers
+
+	mu      sync.Mutex
+	workers []*worker
+}
+
 // Run loads the targets as cfg says and returns the measurements. It blocks
 // until the run ends: Requests reached, Duration over, or ctx done (then the
-// result covers what finished). It returns an error only for a bad Config;
+// result covers what finished; requests cut off in flight are not counted).
+// It returns an error only for a bad Config (ErrBadConfig, ErrBadTarget);
 // failed requests are counted in the Result. Run is safe for concurrent use;
 // every goroutine it starts has ended when it returns.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	return nil, errors.New("load: not implemented")
+	r, err := newRunner(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	defer r.cancel()
+	stopOnCancel := context.AfterFunc(ctx, r.stop)
+	defer stopOnCancel()
+
+	r.start = time.Now()
+	sampler := r.startProgress()
+	var end time.Time
+	if cfg.Rate > 0 {
+		end = r.runOpen()
+	} else {
+		end = r.runClosed()
+	}
+	r.stop()
+	sampler()
+	return r.result(end)
+}
+
+func newRunner(cfg Config) (*runner, error) {
+	switch {
+	case len(cfg.Targets) == 0:
+		return nil, fmt.Errorf("%w: no targets", ErrBadConfig)
+	case cfg.Connections < 0:
+		return nil, fmt.Errorf("%w: connections %d < 0", ErrBadConfig, cfg.Connections)
+	case cfg.Requests < 0:
+		return nil, fmt.Errorf("%w: requests %d < 0", ErrBadConfig, cfg.Requests)
+	case cfg.Duration < 0:
+		return nil, fmt.Errorf("%w: duration %s < 0", ErrBadConfig, cfg.Duration)
+	case cfg.Rate < 0:
+		return nil, fmt.Errorf("%w: rate %g < 0", ErrBadConfig, cfg.Rate)
+	case cfg.MaxConns < 0:
+		return nil, fmt.Errorf("%w: max conns %d < 0", ErrBadConfig, cfg.MaxConns)
+	}
+	if cfg.Connections == 0 {
+		cfg.Connections = 1
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = defaultMaxConns
+	}
+	r := &runner{
+		cfg:          cfg,
+		timeout:      cfg.Timeout,
+		expectStatus: cfg.ExpectStatus,
+		expectBody:   cfg.ExpectBody,
+		dialSlots:    make(chan struct{}, dialConcurrency),
+	}
+	if r.timeout == 0 {
+		r.timeout = defaultTimeout
+	}
+	if r.timeout > 0 {
+		r.dialer.Timeout = r.timeout
+	}
+	if r.expectStatus == nil {
+		r.expectStatus = is2xx
+	}
+	addrIndex := map[string]int{}
+	for i, t := range cfg.Targets {
+		req, err := buildRequest(t)
+		if err != nil {
+			return nil, fmt.Errorf("target %d: %w", i+1, err)
+		}
+		idx, seen := addrIndex[req.addr]
+		if !seen {
+			idx = len(r.addrs)
+			addrIndex[req.addr] = idx
+			r.addrs = append(r.addrs, req.addr)
+		}
+		req.addrIndex = idx
+		r.reqs = append(r.reqs, req)
+	}
+	r.shards = make([]shard, 2*runtime.GOMAXPROCS(0))
+	for i := range r.shards {
+		r.shards[i].h = newHistogram()
+	}
+	if cfg.Rate > 0 {
+		r.limits.plan(cfg.MaxConns)
+	} else {
+		r.limits.plan(cfg.Connections)
+	}
+	return r, nil
+}
+
+func is2xx(code int) bool { return code >= 200 && code <= 299 }
+
+// stop ends the run: no new requests start and those in flight are cut off.
+func (r *runner) stop() {
+	r.stopMu.Lock()
+	if r.stopAt.IsZero() {
+		r.stopAt = time.Now()
+	}
+	r.stopMu.Unlock()
+	r.stopped.Store(true) // before cancel, so that a worker sees it first
+	r.cancel()
+}
+
+func (r *runner) addWorker() *worker {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := newWorker(r, len(r.workers))
+	r.workers = append(r.workers, w)
+	return w
+}
+
+// startProgress starts the goroutine that calls Config.Progress and returns
+// the function that stops it and waits for it.
+func (r *runner) startProgress() (stop func()) {
+	if r.cfg.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				r.cfg.Progress(r.progress())
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+func (r *runner) progress() Progress {
+	p := Progress{Elapsed: time.Since(r.start), Duration: r.cfg.Duration, Total: r.cfg.Requests, Conns: r.open.Load()}
+	if r.cfg.Rate > 0 && r.cfg.Duration == 0 && r.cfg.Requests > 0 {
+		p.Duration = time.Duration(float64(r.cfg.Requests) / r.cfg.Rate * float64(time.Second))
+	}
+	if r.cfg.Rate > 0 && r.cfg.Duration > 0 {
+		p.Total = int64(r.cfg.Duration.Seconds() * r.cfg.Rate)
+		if r.cfg.Requests > 0 && r.cfg.Requests < p.Total {
+			p.Total = r.cfg.Requests
+		}
+	}
+	r.mu.Lock()
+	for _, w := range r.workers {
+		served, failed := w.served.Load(), w.failed.Load()
+		p.Done += served + failed
+		p.Errors += failed
+	}
+	r.mu.Unlock()
+	return p
+}
+
+// result gathers what the workers counted. It runs after they all ended.
+func (r *runner) result(end time.Time) (*Result, error) {
+	res := &Result{
+		Start:   r.start,
+		Status:  map[int]int64{},
+		Elapsed: end.Sub(r.start),
+	}
+	for _, q := range r.reqs {
+		res.Targets = append(res.Targets, q.name)
+	}
+	if r.cfg.Rate > 0 {
+		res.Mode, res.Rate = Open, r.cfg.Rate
+		res.Connections = len(r.workers)
+	} else {
+		res.Mode, res.Connections = Closed, r.cfg.Connections
+	}
+	for _, w := range r.workers {
+		res.Requests += w.served.Load()
+		res.Sent += w.sent
+		res.Bytes += w.bytes
+		res.Late += w.late
+		res.Connects += w.connects
+		res.Reconnects += w.reconnects
+		res.Errors.merge(w.errs)
+		for code, n := range w.status {
+			res.Status[code] += n
+		}
+	}
+	h := newHistogram()
+	for i := range r.shards {
+		h.Merge(r.shards[i].h)
+	}
+	if err := res.setHistogram(h); err != nil {
+		return nil, err
+	}
+	res.Timeline = r.timeline.list()
+	res.Limits = r.limits.list()
+	if r.cfg.Rate > 0 {
+		res.Scheduled = r.scheduled()
+	}
+	res.computeRate()
+	return res, nil
+}
+
+// setHistogram stores h in r, encoded, with its summary.
+func (r *Result) setHistogram(h *hdrhistogram.Histogram) error {
+	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return fmt.Errorf("encode histogram: %w", err)
+	}
+	r.hist = h
+	r.Histogram = string(enc)
+	r.Latency = summarize(h)
+	return nil
+}
+
+func (r *Result) computeRate() {
+	r.RequestsPerSec = 0
+	if r.Elapsed > 0 {
+		r.RequestsPerSec = float64(r.Requests) / r.Elapsed.Seconds()
+	}
 }

@@ -1,0 +1,94 @@
+package load
+
+import (
+	"errors"
+	"io"
+	"os"
+	"syscall"
+)
+
+// failure is the outcome of one request: ok or the cause it failed.
+type failure uint8
+
+const (
+	ok failure = iota
+	failConnect
+	failRefused
+	failTimeout
+	failRead
+	failWrite
+	failReset
+	failStatus
+	failBody
+	// aborted: the run ended while the request was in flight. Such requests
+	// are neither served nor failed: they were cut off by the caller.
+	aborted
+)
+
+// add counts f in e.
+func (e *Errors) add(f failure) {
+	switch f {
+	case failConnect:
+		e.Connect++
+	case failRefused:
+		e.Refused++
+	case failTimeout:
+		e.Timeout++
+	case failRead:
+		e.Read++
+	case failWrite:
+		e.Write++
+	case failReset:
+		e.Reset++
+	case failStatus:
+		e.Status++
+	case failBody:
+		e.Body++
+	}
+}
+
+// merge adds o to e.
+func (e *Errors) merge(o Errors) {
+	e.Connect += o.Connect
+	e.Refused += o.Refused
+	e.Timeout += o.Timeout
+	e.Read += o.Read
+	e.Write += o.Write
+	e.Reset += o.Reset
+	e.Status += o.Status
+	e.Body += o.Body
+}
+
+// classify names the cause of an I/O error; def is used when nothing more
+// specific fits.
+func classify(err error, def failure) failure {
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return failTimeout
+	case isReset(err):
+		return failReset
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return failRefused
+	}
+	return def
+}
+
+// classifyDial names the cause of a failed connection attempt.
+func classifyDial(err error) failure {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return failRefused
+	}
+	return failConnect
+}
+
+func isReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNABORTED)
+}
+
+// closedByPeer reports whether err, on a connection that had served requests
+// before and before any byte of the response arrived, means the server closed
+// the idle connection: the request should go again on a fresh one.
+func closedByPeer(err error) bool {
+	return err == io.EOF || isReset(err)
+}

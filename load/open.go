@@ -1,0 +1,115 @@
+package load
+
+import (
+	"sync"
+	"time"
+)
+
+// initialOpenWorkers are started before the schedule begins; more start as
+// soon as no worker is free for a due request.
+const initialOpenWorkers = 4
+
+// at returns when request i of the open-loop schedule is due, from the start.
+func (r *runner) at(i int64) time.Duration {
+	return time.Duration(float64(i) * float64(time.Second) / r.cfg.Rate)
+}
+
+// runOpen hands requests to workers on a fixed schedule, starting workers
+// (and so connections) as needed up to MaxConns, and returns when the last
+// response arrived. A request waits for a worker only when MaxConns are
+// busy; it then starts late, and its latency still counts from when it was
+// due.
+func (r *runner) runOpen() time.Time {
+	due := make(chan int64, r.cfg.MaxConns)
+	var wg sync.WaitGroup
+	workers := 0
+	spawn := func() {
+		w := r.addWorker()
+		workers++
+		wg.Go(func() { w.openLoop(due) })
+	}
+	for range min(r.cfg.MaxConns, initialOpenWorkers) {
+		spawn()
+	}
+	r.runSchedule(due, spawn, &workers)
+	close(due)
+	if !r.stopped.Load() && r.timeout > 0 {
+		// Requests still in flight may finish, for as long as one may take.
+		t := time.AfterFunc(r.timeout, r.stop)
+		defer t.Stop()
+	}
+	wg.Wait()
+	return time.Now()
+}
+
+func (r *runner) runSchedule(due chan<- int64, spawn func(), workers *int) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for i := int64(0); ; i++ {
+		if r.cfg.Requests > 0 && i >= r.cfg.Requests {
+			return
+		}
+		at := r.at(i)
+		if r.cfg.Duration > 0 && at >= r.cfg.Duration {
+			return
+		}
+		if wait := at - time.Since(r.start); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-r.ctx.Done():
+				return
+			}
+		}
+		if r.stopped.Load() {
+			return
+		}
+		// Idle workers may already have requests waiting for them.
+		if r.idle.Load() <= int64(len(due)) && *workers < r.cfg.MaxConns {
+			spawn()
+		}
+		select {
+		case due <- i:
+			r.dispatched.Add(1)
+		case <-r.ctx.Done():
+			return
+		}
+	}
+}
+
+// scheduled returns how many requests the schedule called for while the run
+// lasted.
+func (r *runner) scheduled() int64 {
+	return r.dispatched.Load()
+}
+
+func (w *worker) openLoop(due <-chan int64) {
+	defer w.finish()
+	r := w.r
+	for {
+		r.idle.Add(1)
+		i, more := <-due
+		r.idle.Add(-1)
+		if !more {
+			return
+		}
+		if r.stopped.Load() { // due but never sent
+			w.late++
+			continue
+		}
+		intended := r.start.Add(r.at(i))
+		now := time.Now()
+		if now.Sub(intended) > LateAfter {
+			w.late++
+		}
+		f, status := w.exchange(int(i%int64(len(r.reqs))), now)
+		if f == aborted {
+			continue
+		}
+		// Latency counts from when the request was due, not when it went
+		// out: a server that stalls delays every request scheduled during
+		// the stall, not only the few that were on the wire.
+		end := time.Now()
+		w.record(f, status, end, end.Sub(intended))
+	}
+}

@@ -1,0 +1,368 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// countingServer is an httptest server that counts the requests it receives
+// and answers each with handle.
+func countingServer(t *testing.T, handle func(n int64, w http.ResponseWriter, r *http.Request)) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var count atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := count.Add(1)
+		handle(n, w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &count
+}
+
+func hello(_ int64, w http.ResponseWriter, _ *http.Request) {
+	w.Write([]byte("Hello World!"))
+}
+
+func mustRun(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+func TestClosedLoopLatencyMatchesServer(t *testing.T) {
+	// The server sleeps 20 ms and records how long it really slept: time.Sleep
+	// overshoots by up to a millisecond or so, and that is the latency the
+	// server injected, which the generator must report.
+	const sleep = 20 * time.Millisecond
+	var mu sync.Mutex
+	var slept []time.Duration
+	srv, _ := countingServer(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+		start := time.Now()
+		time.Sleep(sleep)
+		d := time.Since(start)
+		mu.Lock()
+		slept = append(slept, d)
+		mu.Unlock()
+		w.Write([]byte("slow"))
+	})
+	res := mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 8, Requests: 200})
+	if res.Requests != 200 {
+		t.Fatalf("served %d; want 200 (errors %+v)", res.Requests, res.Errors)
+	}
+	slices.Sort(slept)
+	injected := slept[len(slept)/2]
+	if p50 := res.Latency.P50; p50 < sleep || p50 < injected*95/100 || p50 > injected*105/100 {
+		t.Errorf("p50 = %s; want within 5%% of the injected %s (and at least %s)", p50, injected, sleep)
+	}
+	if got := res.Percentile(50); got != res.Latency.P50 {
+		t.Errorf("Percentile(50) = %s; want Latency.P50 %s", got, res.Latency.P50)
+	}
+}
+
+func TestRequestsStopsExactlyAtN(t *testing.T) {
+	for _, tc := range []struct{ conns, n int }{{1, 50}, {7, 1000}, {64, 10}} {
+		t.Run(fmt.Sprintf("c%d_n%d", tc.conns, tc.n), func(t *testing.T) {
+			srv, count := countingServer(t, hello)
+			res := mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: tc.conns, Requests: int64(tc.n)})
+			if got := count.Load(); got != int64(tc.n) {
+				t.Errorf("server saw %d requests; want %d", got, tc.n)
+			}
+			if res.Requests != int64(tc.n) || res.Sent != int64(tc.n) {
+				t.Errorf("served %d, sent %d; want %d each", res.Requests, res.Sent, tc.n)
+			}
+			if got := res.Status[200]; got != int64(tc.n) {
+				t.Errorf("status 200 count %d; want %d", got, tc.n)
+			}
+			if want := int64(tc.n) * int64(len("Hello World!")); res.Bytes <= want {
+				t.Errorf("bytes %d; want more than the bodies alone (%d)", res.Bytes, want)
+			}
+		})
+	}
+}
+
+func TestDurationStopsClosedLoop(t *testing.T) {
+	srv, _ := countingServer(t, hello)
+	start := time.Now()
+	res := mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 4, Duration: 500 * time.Millisecond})
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("run took %s; want about 500ms", took)
+	}
+	if res.Requests == 0 || res.Errors.Total() != 0 {
+		t.Errorf("served %d with errors %+v; want some and none", res.Requests, res.Errors)
+	}
+	if res.Elapsed < 500*time.Millisecond || res.Elapsed > 2*time.Second {
+		t.Errorf("elapsed %s; want about 500ms", res.Elapsed)
+	}
+}
+
+func TestUnexpectedStatusAndBodyAreErrors(t *testing.T) {
+	// Request n gets 500 when n%3 == 0, else 200 with "good" when n is even,
+	// "bad" when odd.
+	srv, _ := countingServer(t, func(n int64, w http.ResponseWriter, _ *http.Request) {
+		switch {
+		case n%3 == 0:
+			w.WriteHeader(http.StatusInternalServerError)
+			w.Write([]byte("good but 500"))
+		case n%2 == 0:
+			w.Write([]byte("good"))
+		default:
+			w.Write([]byte("bad"))
+		}
+	})
+	const n = 90
+	var want500, wantBad, wantGood int64
+	for i := int64(1); i <= n; i++ {
+		switch {
+		case i%3 == 0:
+			want500++
+		case i%2 == 0:
+			wantGood++
+		default:
+			wantBad++
+		}
+	}
+	res := mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 3, Requests: n, ExpectBody: []byte("good")})
+	if res.Errors.Status != want500 || res.Errors.Body != wantBad || res.Requests != wantGood {
+		t.Errorf("status errors %d, body errors %d, served %d; want %d, %d, %d",
+			res.Errors.Status, res.Errors.Body, res.Requests, want500, wantBad, wantGood)
+	}
+	if res.Status[500] != want500 || res.Status[200] != wantGood+wantBad {
+		t.Errorf("status counts %v; want 500:%d 200:%d", res.Status, want500, wantGood+wantBad)
+	}
+
+	accept500, err := ParseStatus("200,500")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Requests: 30, ExpectStatus: accept500})
+	if res.Errors.Total() != 0 || res.Requests != 30 {
+		t.Errorf("with 500 expected: served %d, errors %+v; want 30 and none", res.Requests, res.Errors)
+	}
+}
+
+func TestConnectionRefusedIsReported(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+
+	res := mustRun(t, Config{Targets: []Target{{URL: "http://" + addr + "/"}}, Connections: 2, Requests: 5})
+	if res.Errors.Refused != 5 || res.Requests != 0 {
+		t.Errorf("refused %d, served %d; want 5 and 0 (errors %+v)", res.Errors.Refused, res.Requests, res.Errors)
+	}
+
+	res = mustRun(t, Config{Targets: []Target{{URL: "http://" + addr + "/"}}, Connections: 2, Duration: 300 * time.Millisecond})
+	if res.Errors.Refused == 0 || res.Errors.Total() != res.Errors.Refused {
+		t.Errorf("errors %+v; want only refused, at least one", res.Errors)
+	}
+
+	res = mustRun(t, Config{Targets: []Target{{URL: "http://" + addr + "/"}}, Rate: 50, Duration: 200 * time.Millisecond})
+	if res.Errors.Refused != 10 {
+		t.Errorf("open loop: refused %d; want 10 (errors %+v)", res.Errors.Refused, res.Errors)
+	}
+}
+
+func TestRequestTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv, _ := countingServer(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release) // before srv.Close, which waits for handlers
+	res := mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 3, Requests: 3, Timeout: 100 * time.Millisecond})
+	if res.Errors.Timeout != 3 {
+		t.Errorf("timeouts %d; want 3 (errors %+v)", res.Errors.Timeout, res.Errors)
+	}
+}
+
+func TestContextCancelStopsRun(t *testing.T) {
+	srv, _ := countingServer(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(10 * time.Second):
+		case <-r.Context().Done():
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res, err := Run(ctx, Config{Targets: []Target{{URL: srv.URL}}, Connections: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("run took %s after cancel; want prompt return", took)
+	}
+	if res.Errors.Total() != 0 {
+		t.Errorf("errors %+v; want requests cut off by cancel not counted", res.Errors)
+	}
+}
+
+// oneShotServer answers one request per connection with keep-alive framing
+// and then closes the connection without saying so: the client finds out on
+// its next request, which must go again on a new connection.
+func oneShotServer(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var count atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				var got []byte
+				for !strings.Contains(string(got), "\r\n\r\n") {
+					n, err := c.Read(buf)
+					if err != nil {
+						return
+					}
+					got = append(got, buf[:n]...)
+				}
+				count.Add(1)
+				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+			})
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+	})
+	return "http://" + ln.Addr().String() + "/", &count
+}
+
+func TestServerClosingKeepAliveIsRetried(t *testing.T) {
+	url, count := oneShotServer(t)
+	res := mustRun(t, Config{Targets: []Target{{URL: url}}, Connections: 2, Requests: 40})
+	if res.Requests != 40 || res.Errors.Total() != 0 {
+		t.Errorf("served %d, errors %+v; want 40 and none", res.Requests, res.Errors)
+	}
+	if count.Load() != 40 {
+		t.Errorf("server answered %d; want 40", count.Load())
+	}
+	if res.Reconnects < 30 {
+		t.Errorf("reconnects %d; want most of 40", res.Reconnects)
+	}
+}
+
+func TestConnectionCloseHeader(t *testing.T) {
+	srv, _ := countingServer(t, func(n int64, w http.ResponseWriter, _ *http.Request) {
+		if n%5 == 0 {
+			w.Header().Set("Connection", "close")
+		}
+		w.Write([]byte("Hello World!"))
+	})
+	res := mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Requests: 50, ExpectBody: []byte("World")})
+	if res.Requests != 50 || res.Errors.Total() != 0 {
+		t.Errorf("served %d, errors %+v; want 50 and none", res.Requests, res.Errors)
+	}
+	if res.Connects != 10 || res.Reconnects != 9 {
+		t.Errorf("connects %d, reconnects %d; want 10 and 9", res.Connects, res.Reconnects)
+	}
+}
+
+func TestMixOfTargets(t *testing.T) {
+	var gets, posts atomic.Int64
+	srv, _ := countingServer(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			gets.Add(1)
+			w.Write([]byte("[]"))
+		case http.MethodPost:
+			body := make([]byte, 64)
+			n, _ := r.Body.Read(body)
+			if string(body[:n]) != `{"title":"x"}` || r.Header.Get("Content-Type") != "application/json" {
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			posts.Add(1)
+			w.WriteHeader(http.StatusCreated)
+		}
+	})
+	targets := []Target{
+		{URL: srv.URL + "/todos"},
+		{Method: "POST", URL: srv.URL + "/todos", Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"title":"x"}`)},
+	}
+	res := mustRun(t, Config{Targets: targets, Connections: 2, Requests: 100})
+	if res.Requests != 100 || gets.Load() != 50 || posts.Load() != 50 {
+		t.Errorf("served %d, gets %d, posts %d; want 100, 50, 50 (errors %+v)", res.Requests, gets.Load(), posts.Load(), res.Errors)
+	}
+}
+
+func TestChunkedAndLargeBodies(t *testing.T) {
+	big := strings.Repeat("x", 100_000) + "needle"
+	srv, _ := countingServer(t, func(n int64, w http.ResponseWriter, _ *http.Request) {
+		if n%2 == 0 { // chunked: flushing before the end forces it
+			w.Write([]byte(big[:50_000]))
+			w.(http.Flusher).Flush()
+			w.Write([]byte(big[50_000:]))
+			return
+		}
+		w.Write([]byte(big))
+	})
+	res := mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 2, Requests: 20, ExpectBody: []byte("needle")})
+	if res.Requests != 20 || res.Errors.Total() != 0 {
+		t.Errorf("served %d, errors %+v; want 20 and none", res.Requests, res.Errors)
+	}
+	if res.Bytes < 20*int64(len(big)) {
+		t.Errorf("bytes %d; want at least %d", res.Bytes, 20*len(big))
+	}
+}
+
+func TestManyConnections(t *testing.T) {
+	// The race detector allows 8128 goroutines, client and server together.
+	// Each request takes long enough that every connection is needed.
+	const conns = 2000
+	srv, _ := countingServer(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(500 * time.Millisecond)
+	})
+	res := mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: conns, Requests: conns})
+	if res.Requests != conns || res.Connects != conns {
+		t.Errorf("served %d over %d connections; want %d over %d (errors %+v, limits %v)",
+			res.Requests, res.Connects, conns, conns, res.Errors, res.Limits)
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want error
+	}{
+		{"no targets", Config{}, ErrBadConfig},
+		{"negative rate", Config{Targets: []Target{{URL: "http://x/"}}, Rate: -1}, ErrBadConfig},
+		{"https", Config{Targets: []Target{{URL: "https://x/"}}}, ErrBadTarget},
+		{"no host", Config{Targets: []Target{{URL: "http:///x"}}}, ErrBadTarget},
+		{"bad method", Config{Targets: []Target{{Method: "G T", URL: "http://x/"}}}, ErrBadTarget},
+		{"bad header", Config{Targets: []Target{{URL: "http://x/", Header: http.Header{"X": {"a\r\nb"}}}}}, ErrBadTarget},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Run(context.Background(), tc.cfg)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("Run: %v; want %v", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,229 @@
+package load
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net"
+	"sync/atomic"
+	"time"
+)
+
+// readBufferSize bounds a response line; larger ones are read errors.
+const readBufferSize = 16 << 10
+
+// aLongTimeAgo is a deadline in the past: setting it wakes a blocked read or
+// write at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// clientConn is one keep-alive HTTP/1.1 connection.
+type clientConn struct {
+	nc           net.Conn
+	br           *bufio.Reader
+	used         bool        // a response has been read on nc
+	serverClosed bool        // the last nc ended because the server closed it
+	stopAbort    func() bool // unregisters the abort-on-stop hook
+}
+
+// worker issues requests one at a time, over one connection per server
+// address. Only its own goroutine touches it, except the atomic counters the
+// progress sampler reads.
+type worker struct {
+	r     *runner
+	id    int
+	conns []clientConn // indexed like runner.addrs
+	next  int          // closed loop: next target, round-robin
+	body  []byte       // the last body, when Config.ExpectBody is set
+
+	lat  [latencyBatch]int64
+	nlat int
+
+	served atomic.Int64
+	failed atomic.Int64
+
+	sent, bytes, late, connects, reconnects int64
+	errs                                    Errors
+	status                                  map[int]int64
+
+	sec                            int
+	secServed, secErrors, secBytes int64 // secBytes: w.bytes when sec began
+}
+
+func newWorker(r *runner, id int) *worker {
+	return &worker{r: r, id: id, conns: make([]clientConn, len(r.addrs)), status: make(map[int]int64, 4)}
+}
+
+// connect makes sure the connection for target i is open.
+func (w *worker) connect(i int) failure {
+	c := &w.conns[w.r.reqs[i].addrIndex]
+	if c.nc != nil {
+		return ok
+	}
+	r := w.r
+	select {
+	case r.dialSlots <- struct{}{}:
+	case <-r.ctx.Done():
+		return aborted
+	}
+	nc, err := r.dialer.DialContext(r.ctx, "tcp", r.addrs[r.reqs[i].addrIndex])
+	<-r.dialSlots
+	if err != nil {
+		if r.stopped.Load() {
+			return aborted
+		}
+		r.limits.dialFailed(err)
+		return classifyDial(err)
+	}
+	w.connects++
+	if c.serverClosed {
+		w.reconnects++
+		c.serverClosed = false
+	}
+	if c.br == nil {
+		c.br = bufio.NewReaderSize(nc, readBufferSize)
+	} else {
+		c.br.Reset(nc)
+	}
+	c.nc, c.used = nc, false
+	c.stopAbort = context.AfterFunc(r.ctx, func() { _ = nc.SetDeadline(aLongTimeAgo) })
+	r.open.Add(1)
+	return ok
+}
+
+func (w *worker) closeConn(c *clientConn) {
+	if c.nc == nil {
+		return
+	}
+	c.stopAbort()
+	_ = c.nc.Close()
+	c.nc = nil
+	w.r.open.Add(-1)
+}
+
+func (w *worker) closeAll() {
+	for i := range w.conns {
+		w.closeConn(&w.conns[i])
+	}
+}
+
+// exchange sends target i and reads its response, reconnecting once if the
+// server had closed the idle keep-alive connection.
+func (w *worker) exchange(i int, now time.Time) (failure, int) {
+	req := &w.r.reqs[i]
+	c := &w.conns[req.addrIndex]
+	for attempt := 0; ; attempt++ {
+		if f := w.connect(i); f != ok {
+			return f, 0
+		}
+		reused := c.used
+		f, status, retry := w.try(c, req, now)
+		if retry && reused && attempt == 0 {
+			continue
+		}
+		return f, status
+	}
+}
+
+// try makes one attempt on an open connection. retry reports that the
+// connection was found closed before any byte of a response arrived.
+func (w *worker) try(c *clientConn, req *request, now time.Time) (f failure, status int, retry bool) {
+	r := w.r
+	if r.timeout > 0 {
+		_ = c.nc.SetDeadline(now.Add(r.timeout))
+	}
+	if r.stopped.Load() { // checked after SetDeadline, so a stop cannot be overwritten
+		return aborted, 0, false
+	}
+	if _, err := c.nc.Write(req.raw); err != nil {
+		return w.fail(c, err, failWrite), 0, closedByPeer(err)
+	}
+	var h responseHead
+	n, err := readHead(c.br, &h)
+	w.bytes += n
+	if err != nil {
+		if n == 0 && closedByPeer(err) {
+			retry = true
+		} else {
+			w.sent++
+		}
+		return w.fail(c, err, failRead), 0, retry
+	}
+	w.sent++
+	var keep *[]byte
+	if r.expectBody != nil {
+		w.body = w.body[:0]
+		keep = &w.body
+	}
+	m, err := readBody(c.br, &h, req.head, keep)
+	w.bytes += m
+	if err != nil {
+		return w.fail(c, err, failRead), h.status, false
+	}
+	c.used = true
+	if h.close {
+		w.closeConn(c)
+		c.serverClosed = true
+	}
+	switch {
+	case !r.expectStatus(h.status):
+		return failStatus, h.status, false
+	case keep != nil && !bytes.Contains(w.body, r.expectBody):
+		return failBody, h.status, false
+	}
+	return ok, h.status, false
+}
+
+// fail closes c after an I/O error and names the cause.
+func (w *worker) fail(c *clientConn, err error, def failure) failure {
+	serverClosed := c.used && closedByPeer(err)
+	w.closeConn(c)
+	c.serverClosed = serverClosed
+	if w.r.stopped.Load() {
+		return aborted
+	}
+	return classify(err, def)
+}
+
+// record counts the outcome of one request that finished at end.
+func (w *worker) record(f failure, status int, end time.Time, latency time.Duration) {
+	if status != 0 {
+		w.status[status]++
+	}
+	if sec := int(end.Sub(w.r.start) / time.Second); sec != w.sec {
+		w.flushSecond()
+		w.sec = sec
+	}
+	if f != ok {
+		w.failed.Add(1)
+		w.secErrors++
+		w.errs.add(f)
+		return
+	}
+	w.served.Add(1)
+	w.secServed++
+	w.lat[w.nlat] = int64(latency / time.Microsecond)
+	w.nlat++
+	if w.nlat == len(w.lat) {
+		w.flushLatencies()
+	}
+}
+
+func (w *worker) flushLatencies() {
+	if w.nlat == 0 {
+		return
+	}
+	w.r.shards[w.id%len(w.r.shards)].record(w.lat[:w.nlat])
+	w.nlat = 0
+}
+
+func (w *worker) flushSecond() {
+	w.r.timeline.add(Second{Second: w.sec, Requests: w.secServed, Errors: w.secErrors, Bytes: w.bytes - w.secBytes})
+	w.secServed, w.secErrors, w.secBytes = 0, 0, w.bytes
+}
+
+// finish closes the worker's connections and hands over what it counted.
+func (w *worker) finish() {
+	w.closeAll()
+	w.flushLatencies()
+	w.flushSecond()
+}
