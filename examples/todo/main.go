@@ -1,0 +1,72 @@
+// Command todo serves a todo list: a JSON API at /api/todos and a
+// TodoMVC-style page at / that uses it.
+//
+//	go run ./examples/todo                       # SQLite file todo.db, 127.0.0.1:8080
+//	go run ./examples/todo -db /tmp/t.db -addr :9000
+//	LOOM_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test go run ./examples/todo
+//	LOOM_EXECUTOR=pool:16 go run ./examples/todo # every route on 16 workers
+//
+// It stops gracefully on SIGINT or SIGTERM: requests in flight finish, then
+// the database is closed.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/loomrt/loom/examples/todo/todoapp"
+	"github.com/loomrt/loom/web"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "todo:", err)
+		os.Exit(1)
+	}
+}
+
+// run serves the app until ctx ends. getenv is os.Getenv outside tests.
+func run(ctx context.Context, args []string, getenv func(string) string) error {
+	flags := flag.NewFlagSet("todo", flag.ContinueOnError)
+	addr := flags.String("addr", "127.0.0.1:8080", "`address` to listen on")
+	db := flags.String("db", "todo.db", "SQLite database `file`; ignored when LOOM_DATABASE_URL is set")
+	accessLog := flags.Bool("access-log", false, "log every request")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if flags.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", flags.Arg(0))
+	}
+
+	var store *todoapp.Store
+	var err error
+	if url := getenv("LOOM_DATABASE_URL"); url != "" {
+		store, err = todoapp.OpenPostgres(ctx, url)
+	} else {
+		store, err = todoapp.OpenSQLite(ctx, *db)
+	}
+	if err != nil {
+		return err
+	}
+
+	var opts []web.Option
+	if *accessLog {
+		opts = append(opts, web.AccessLog())
+	}
+	app, err := todoapp.NewApp(store, opts...)
+	if err != nil {
+		return errors.Join(err, store.Close())
+	}
+	// ListenAndServe returns once in-flight requests are done, so the store
+	// is closed only when nothing uses it any more.
+	err = app.ListenAndServe(ctx, *addr)
+	return errors.Join(err, store.Close())
+}

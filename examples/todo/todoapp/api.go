@@ -1,0 +1,148 @@
+package todoapp
+
+import (
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"slices"
+
+	"github.com/loomrt/loom/web"
+)
+
+// api holds the JSON handlers of /api/todos.
+type api struct {
+	store *Store
+}
+
+// cleared is the response of POST /api/todos/clear-completed.
+type cleared struct {
+	Removed int64 `json:"removed"`
+}
+
+func (a *api) list(r *http.Request, _ web.Empty) ([]Todo, error) {
+	state, err := ParseState(web.Query(r, "state"))
+	if err != nil {
+		return nil, web.Errorf(http.StatusBadRequest, "query parameter %q: %v", "state", err)
+	}
+	todos, err := a.store.List(r.Context(), state)
+	return todos, httpError(err)
+}
+
+func (a *api) get(r *http.Request, _ web.Empty) (Todo, error) {
+	id, err := web.ParamInt64(r, "id")
+	if err != nil {
+		return Todo{}, err
+	}
+	t, err := a.store.Get(r.Context(), id)
+	return t, httpError(err)
+}
+
+func (a *api) create(r *http.Request, body json.RawMessage) (web.Created[Todo], error) {
+	text, err := readText(body)
+	if err != nil {
+		return web.Created[Todo]{}, err
+	}
+	t, err := a.store.Create(r.Context(), text)
+	return web.Created[Todo]{Value: t}, httpError(err)
+}
+
+func (a *api) update(r *http.Request, body json.RawMessage) (Todo, error) {
+	id, err := web.ParamInt64(r, "id")
+	if err != nil {
+		return Todo{}, err
+	}
+	text, err := readText(body)
+	if err != nil {
+		return Todo{}, err
+	}
+	t, err := a.store.Update(r.Context(), id, text)
+	return t, httpError(err)
+}
+
+func (a *api) toggle(r *http.Request, _ web.Empty) (Todo, error) {
+	id, err := web.ParamInt64(r, "id")
+	if err != nil {
+		return Todo{}, err
+	}
+	t, err := a.store.Toggle(r.Context(), id)
+	return t, httpError(err)
+}
+
+func (a *api) delete(w http.ResponseWriter, r *http.Request) error {
+	id, err := web.ParamInt64(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := a.store.Delete(r.Context(), id); err != nil {
+		return httpError(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (a *api) clearCompleted(r *http.Request, _ web.Empty) (cleared, error) {
+	n, err := a.store.ClearCompleted(r.Context())
+	return cleared{Removed: n}, httpError(err)
+}
+
+// readText takes the text out of a {"text": "…"} body that web.ReadJSON
+// has already checked for size, content type and syntax. Unknown fields are
+// refused, so that a misspelt field, or one the API does not support such as
+// "completed", is reported rather than silently ignored.
+func readText(body json.RawMessage) (string, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return "", web.Errorf(http.StatusBadRequest, `JSON body is not an object: want {"text": "…"}`)
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if name != "text" {
+			return "", web.Errorf(http.StatusBadRequest, `unknown JSON field %q: want {"text": "…"}`, name)
+		}
+	}
+	raw, ok := fields["text"]
+	if !ok {
+		return "", web.Errorf(http.StatusBadRequest, `missing JSON field "text"`)
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err != nil {
+		return "", web.Errorf(http.StatusBadRequest, `JSON field "text": want a string, got %s`, jsonKind(raw))
+	}
+	return text, nil
+}
+
+// httpError gives the store's errors their HTTP status and a message for
+// the client. Other errors stay as they are: web logs them and sends a bare
+// 500.
+func httpError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, ErrNotFound) {
+		return &web.Error{Status: http.StatusNotFound, Message: err.Error()}
+	}
+	for _, bad := range []error{ErrEmptyText, ErrTextTooLong, ErrBadState} {
+		if errors.Is(err, bad) {
+			return &web.Error{Status: http.StatusBadRequest, Message: bad.Error()}
+		}
+	}
+	return err
+}
+
+// jsonKind names the kind of a valid JSON value for an error message, which
+// should not echo a value that may be megabytes long.
+func jsonKind(raw json.RawMessage) string {
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
