@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestHello(t *testing.T) {
+	app, err := newApp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ctx, ln) }()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	tests := []struct {
+		path   string
+		status int
+		body   string
+	}{
+		{"/", http.StatusOK, "Hello World!"},
+		{"/missing", http.StatusNotFound, ""},
+	}
+	for _, tt := range tests {
+		resp, err := client.Get("http://" + ln.Addr().String() + tt.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("GET %s: got status %d; want %d", tt.path, resp.StatusCode, tt.status)
+		}
+		if tt.body != "" && string(body) != tt.body {
+			t.Errorf("GET %s: got body %q; want %q", tt.path, body, tt.body)
+		}
+	}
+}
+
+func TestRunRejectsBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  string
+	}{
+		{"unknown flag", []string{"-nope"}, ""},
+		{"bad executor spec", nil, "pool:x"},
+		{"bad address", []string{"-addr", "127.0.0.1:99999"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("LOOM_EXECUTOR", tt.env)
+			if err := run(t.Context(), tt.args); err == nil {
+				t.Errorf("run(%q) with LOOM_EXECUTOR=%q: got nil error; want one", tt.args, tt.env)
+			}
+		})
+	}
+}

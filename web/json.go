@@ -1,0 +1,123 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+)
+
+// Empty is the input type of a JSON handler that reads no body.
+type Empty struct{}
+
+// A StatusCoder chooses the status of a JSON handler's success response;
+// without it the status is 200.
+type StatusCoder interface {
+	StatusCode() int
+}
+
+// Created wraps a value to be sent with 201 Created by a JSON handler.
+type Created[T any] struct{ Value T }
+
+// StatusCode returns 201.
+func (Created[T]) StatusCode() int { return http.StatusCreated }
+
+// MarshalJSON encodes the wrapped value.
+func (c Created[T]) MarshalJSON() ([]byte, error) { return json.Marshal(c.Value) }
+
+// JSON adapts a typed function to a HandlerFunc: it decodes the request body
+// into In (unless In is Empty), calls fn, and encodes its result as JSON
+// with status 200 (or Out's StatusCode). Bad JSON is a 400 that says what
+// was wrong; a body over the limit is a 413; fn's error is rendered as any
+// HandlerFunc error.
+func JSON[In, Out any](fn func(r *http.Request, in In) (Out, error)) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var in In
+		if _, empty := any(&in).(*Empty); !empty {
+			if err := ReadJSON(r, &in); err != nil {
+				return err
+			}
+		}
+		out, err := fn(r, in)
+		if err != nil {
+			return err
+		}
+		status := http.StatusOK
+		if sc, ok := any(out).(StatusCoder); ok {
+			status = sc.StatusCode()
+		}
+		return WriteJSON(w, status, out)
+	}
+}
+
+// ReadJSON decodes the request body, which must hold exactly one JSON value,
+// into v. Its errors are *Error values ready to return from a handler: 415
+// for a non-JSON content type, 413 for a body over the limit, 400 naming the
+// problem (empty body, syntax error and offset, wrong type for a field).
+func ReadJSON(r *http.Request, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !hasJSONSuffix(mt)) {
+			return &Error{Status: http.StatusUnsupportedMediaType,
+				Message: fmt.Sprintf("content type %q is not application/json", ct)}
+		}
+	}
+	if r.Body == nil {
+		return badRequest("empty request body: want JSON")
+	}
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return tooLarge(tooBig.Limit)
+		}
+		return badRequest("malformed JSON: unexpected data after the value")
+	}
+	return nil
+}
+
+func hasJSONSuffix(mt string) bool {
+	return len(mt) > 5 && mt[len(mt)-5:] == "+json"
+}
+
+func jsonError(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.Is(err, io.EOF):
+		return badRequest("empty request body: want JSON")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("malformed JSON: unexpected end of body")
+	case errors.As(err, &syntax):
+		return badRequest("malformed JSON at byte %d: %v", syntax.Offset, err)
+	case errors.As(err, &typ):
+		if typ.Field != "" {
+			return badRequest("JSON field %q: want %v, got %s", typ.Field, typ.Type, typ.Value)
+		}
+		return badRequest("JSON body: want %v, got %s", typ.Type, typ.Value)
+	case errors.As(err, &tooBig):
+		return tooLarge(tooBig.Limit)
+	default:
+		return badRequest("malformed JSON: %v", err)
+	}
+}
+
+// WriteJSON writes v as JSON with the given status. Its error is the
+// encoding error, if any, reported before anything is written; a failed write
+// to a client that has gone is not an error the handler can act on.
+func WriteJSON(w http.ResponseWriter, status int, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode JSON response: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+	return nil
+}

@@ -1,0 +1,96 @@
+package web
+
+import (
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/loomrt/loom"
+)
+
+// An Option configures an App; pass options to New.
+type Option func(*settings)
+
+type settings struct {
+	executor     loom.Executor
+	logger       *slog.Logger
+	debug        bool
+	accessLog    bool
+	bodyLimit    int64
+	metricsPath  string
+	pprof        bool
+	grace        time.Duration
+	errorHandler func(http.ResponseWriter, *http.Request, error)
+	server       func(*http.Server)
+}
+
+// WithExecutor sets the App's default executor instead of taking it from
+// the environment. The executor stays the caller's: App.Shutdown leaves it
+// running.
+func WithExecutor(e loom.Executor) Option {
+	return func(s *settings) { s.executor = e }
+}
+
+// Logger sets the logger for errors, panics and the access log.
+// Without it the App uses slog.Default().
+func Logger(l *slog.Logger) Option {
+	return func(s *settings) { s.logger = l }
+}
+
+// Debug makes error responses show the error's text, internals included.
+// Never turn it on where clients are not trusted.
+func Debug() Option {
+	return func(s *settings) { s.debug = true }
+}
+
+// AccessLog logs one line per request at Info level: method, path, route,
+// status, bytes, duration and remote address. A request whose client left
+// before its handler started is logged with status 499.
+func AccessLog() Option {
+	return func(s *settings) { s.accessLog = true }
+}
+
+// BodyLimit caps request bodies at n bytes; a larger body is refused with
+// 413. Without it the limit is DefaultBodyLimit; n <= 0 removes the limit.
+func BodyLimit(n int64) Option {
+	return func(s *settings) { s.bodyLimit = n }
+}
+
+// Metrics serves Prometheus metrics at path (e.g. "/metrics"): requests by
+// route, method and status, a latency histogram by route, and the counters
+// of every executor the routes run on.
+func Metrics(path string) Option {
+	return func(s *settings) { s.metricsPath = path }
+}
+
+// Pprof serves net/http/pprof at /debug/pprof/. Profiles reveal internals:
+// keep it off, or behind a decorator that checks who is asking, in production.
+func Pprof() Option {
+	return func(s *settings) { s.pprof = true }
+}
+
+// ShutdownGrace sets how long Serve and Run wait for in-flight requests
+// after the stop signal before closing connections. Zero means 10 seconds.
+func ShutdownGrace(d time.Duration) Option {
+	return func(s *settings) {
+		if d > 0 {
+			s.grace = d
+		}
+	}
+}
+
+// ErrorHandler replaces the rendering of errors returned by handlers. f is
+// called only while no response has been sent; it must write one.
+func ErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error)) Option {
+	return func(s *settings) { s.errorHandler = f }
+}
+
+// ConfigureServer lets f adjust the http.Server that Serve and Run create,
+// after the defaults are set and before it starts.
+func ConfigureServer(f func(*http.Server)) Option {
+	return func(s *settings) { s.server = f }
+}
+
+// lookupEnv is os.LookupEnv, named so that tests read clearly.
+var lookupEnv = os.LookupEnv

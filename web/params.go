@@ -1,0 +1,55 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+)
+
+// Param returns the path parameter name ("" if the route has none by that
+// name). It is r.PathValue, here for symmetry with the typed forms.
+func Param(r *http.Request, name string) string {
+	return r.PathValue(name)
+}
+
+// ParamInt returns the path parameter name as an int. When it does not
+// parse, the error is a 400 *Error naming the parameter.
+func ParamInt(r *http.Request, name string) (int, error) {
+	s := r.PathValue(name)
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, badRequest("path parameter %q: %q is not an integer", name, s)
+	}
+	return v, nil
+}
+
+// ParamInt64 is ParamInt for 64-bit values.
+func ParamInt64(r *http.Request, name string) (int64, error) {
+	s := r.PathValue(name)
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, badRequest("path parameter %q: %q is not an integer", name, s)
+	}
+	return v, nil
+}
+
+// ParamFloat returns the path parameter name as a float64, or a 400 *Error
+// naming the parameter.
+func ParamFloat(r *http.Request, name string) (float64, error) {
+	s := r.PathValue(name)
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, badRequest("path parameter %q: %q is not a number", name, s)
+	}
+	return v, nil
+}
+
+// ParamBool returns the path parameter name as a bool (1, t, true, 0, f,
+// false, …, as strconv.ParseBool), or a 400 *Error naming the parameter.
+func ParamBool(r *http.Request, name string) (bool, error) {
+	s := r.PathValue(name)
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, badRequest("path parameter %q: %q is not a boolean", name, s)
+	}
+	return v, nil
+}

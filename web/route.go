@@ -1,0 +1,127 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"sync"
+
+	"github.com/loomrt/loom"
+)
+
+// StatusClientClosed is the status logged (never sent) for a request whose
+// client went away before its handler started; nginx uses the same number.
+const StatusClientClosed = 499
+
+// route runs one registered handler on its executor.
+type route struct {
+	app         *App
+	executor    loom.Executor
+	decorators  []func(http.Handler) http.Handler
+	handlerFunc HandlerFunc  // set for the package's own handler form
+	handler     http.Handler // set for any other http.Handler
+}
+
+// call carries one request into an executor. Calls are pooled and their
+// task func is bound once, so that handing a request to an executor
+// allocates nothing.
+type call struct {
+	rt       *route
+	w        http.ResponseWriter
+	r        *http.Request
+	ran      bool
+	panicked any
+	task     loom.Task
+}
+
+var callPool = sync.Pool{New: func() any {
+	c := new(call)
+	c.task = c.run
+	return c
+}}
+
+// ServeHTTP hands the request to the route's executor and waits for the
+// handler. A rejection is answered at once with 503 and Retry-After; a
+// client that has gone before the handler starts is not served.
+func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if ctx.Err() != nil {
+		markClientClosed(w)
+		return
+	}
+	c := callPool.Get().(*call)
+	c.rt, c.w, c.r = rt, w, r
+	err := rt.executor.Run(ctx, c.task)
+	ran, panicked := c.ran, c.panicked
+	c.rt, c.w, c.r, c.ran, c.panicked = nil, nil, nil, false, nil
+	callPool.Put(c)
+
+	if panicked == http.ErrAbortHandler {
+		panic(http.ErrAbortHandler) // on the connection's goroutine, where net/http expects it
+	}
+	if err == nil || ran {
+		return
+	}
+	switch {
+	case errors.Is(err, loom.ErrRejected), errors.Is(err, loom.ErrClosed):
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte("server busy, retry later\n"))
+	case ctx.Err() != nil:
+		markClientClosed(w)
+	default:
+		rt.app.renderError(w, r, err)
+	}
+}
+
+// run is the task: it runs on whatever goroutine the executor chose.
+func (c *call) run(ctx context.Context) {
+	r := c.r
+	if ctx.Err() != nil {
+		markClientClosed(c.w)
+		return
+	}
+	c.ran = true
+	if ctx != r.Context() {
+		r = r.WithContext(ctx) // the executor's context can end on its shutdown
+	}
+	defer c.recover(r)
+	if c.rt.handlerFunc != nil {
+		if err := c.rt.handlerFunc(c.w, r); err != nil {
+			c.rt.app.renderError(c.w, r, err)
+		}
+		return
+	}
+	c.rt.handler.ServeHTTP(c.w, r)
+}
+
+// recover turns a handler's panic into a 500 and a log line with the stack,
+// so that neither the executor nor the server goes down with it.
+func (c *call) recover(r *http.Request) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	c.panicked = v
+	if v == http.ErrAbortHandler {
+		return
+	}
+	a := c.rt.app
+	if a.metrics != nil {
+		a.metrics.panics.Inc()
+	}
+	a.logger.LogAttrs(r.Context(), slog.LevelError, "handler panic",
+		slog.String("route", r.Pattern), slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+	if !headerSent(c.w) {
+		a.renderError(c.w, r, &Error{Status: http.StatusInternalServerError})
+	}
+}
+
+func markClientClosed(w http.ResponseWriter) {
+	if rw := recorded(w); rw != nil && !rw.wrote {
+		rw.status = StatusClientClosed
+	}
+}

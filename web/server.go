@@ -1,0 +1,91 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// Server defaults, chosen so that a slow or hostile client cannot hold
+// resources for long. ConfigureServer changes them.
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultMaxHeaderBytes    = 1 << 20
+)
+
+// Run serves the App on addr until SIGINT or SIGTERM, then shuts down
+// gracefully (see Serve). It is the one call a main needs.
+func (a *App) Run(addr string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return a.ListenAndServe(ctx, addr)
+}
+
+// ListenAndServe listens on addr and serves the App until ctx ends (see
+// Serve). When it cannot listen, it shuts the App down and says why.
+func (a *App) ListenAndServe(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return errors.Join(fmt.Errorf("web: listen: %w", err), a.Shutdown(context.WithoutCancel(ctx)))
+	}
+	return a.Serve(ctx, ln)
+}
+
+// Serve serves the App on ln until ctx ends; then it stops accepting,
+// lets in-flight requests finish within the shutdown grace (ShutdownGrace),
+// closes what is left, and shuts the App down (App.Shutdown). It blocks
+// until all of that is done and returns nil after a clean shutdown. An App
+// is served once.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	srv := a.newServer()
+	a.logger.LogAttrs(ctx, slog.LevelInfo, "serving", slog.String("addr", ln.Addr().String()))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	var errs []error
+	select {
+	case err := <-served:
+		// The listener failed before we were asked to stop.
+		errs = append(errs, fmt.Errorf("web: serve: %w", err))
+	case <-ctx.Done():
+		grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.settings.grace)
+		defer cancel()
+		if err := srv.Shutdown(grace); err != nil {
+			errs = append(errs, fmt.Errorf("web: graceful shutdown: %w", err))
+			_ = srv.Close()
+		}
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, fmt.Errorf("web: serve: %w", err))
+		}
+	}
+	grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.settings.grace)
+	defer cancel()
+	if err := a.Shutdown(grace); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (a *App) newServer() *http.Server {
+	srv := &http.Server{
+		Handler:           a,
+		ReadHeaderTimeout: DefaultReadHeaderTimeout,
+		IdleTimeout:       DefaultIdleTimeout,
+		MaxHeaderBytes:    DefaultMaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn),
+	}
+	// Hijacked connections (WebSockets) are invisible to Shutdown; end them.
+	srv.RegisterOnShutdown(a.closeSockets)
+	if a.settings.server != nil {
+		a.settings.server(srv)
+	}
+	return srv
+}
