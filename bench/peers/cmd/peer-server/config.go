@@ -1,0 +1,66 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+)
+
+// maxSleep bounds -sleep so that a request always finishes well inside the
+// server's write timeout.
+const maxSleep = 30 * time.Second
+
+// config is what the command line asks for.
+type config struct {
+	framework   framework
+	workload    workload
+	sleep       time.Duration
+	addr        string
+	metricsAddr string
+}
+
+// parseConfig reads the command line. Errors name the flag that was wrong;
+// -h prints the usage to usage and returns flag.ErrHelp.
+func parseConfig(args []string, usage io.Writer) (config, error) {
+	fs := flag.NewFlagSet("peer-server", flag.ContinueOnError)
+	// The flag package would print every error with the usage after it; the
+	// caller prints the error alone, and the usage only when asked.
+	fs.SetOutput(io.Discard)
+	frameworkName := fs.String("framework", "nethttp", "framework serving the workload: nethttp, chi, gin or echo")
+	workloadName := fs.String("workload", "hello", "workload: hello, or sleep (wait -sleep, then answer)")
+	sleep := fs.Duration("sleep", 100*time.Millisecond, "how long the sleep workload waits before answering")
+	addr := fs.String("addr", "127.0.0.1:0", "address the workload is served on")
+	metricsAddr := fs.String("metrics-addr", "127.0.0.1:0", "address runtime metrics are served on")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(usage)
+			fs.PrintDefaults()
+		}
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	fw, err := parseFramework(*frameworkName)
+	if err != nil {
+		return config{}, fmt.Errorf("-framework: %w", err)
+	}
+	wl, err := parseWorkload(*workloadName)
+	if err != nil {
+		return config{}, fmt.Errorf("-workload: %w", err)
+	}
+	if *sleep < 0 || *sleep > maxSleep {
+		return config{}, fmt.Errorf("-sleep %v: %w", *sleep, errSleepRange)
+	}
+	return config{
+		framework:   fw,
+		workload:    wl,
+		sleep:       *sleep,
+		addr:        *addr,
+		metricsAddr: *metricsAddr,
+	}, nil
+}
+
+var errSleepRange = errors.New("must be between 0 and " + maxSleep.String())
