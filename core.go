@@ -14,7 +14,7 @@ import (
 )
 
 // sampleMask selects which tasks are timed for the QueueWait and RunTime
-// percentiles: one in sampleMask+1. Reading the clock three times per task
+// percentiles: one in sampleMask+1, at random. Reading the clock three times per task
 // would cost more than the rest of a pool's hot path; a 1-in-16 sample keeps
 // the percentiles honest for any executor that runs more than a few hundred
 // tasks.
@@ -35,6 +35,8 @@ type core struct {
 	onPanic       func(name string, v any, stack []byte)
 	labels        context.Context // carries the pprof labels of started goroutines
 	epoch         time.Time
+	sampleMask    uint32 // a task is timed when a random number has none of these bits
+	untimed       bool   // time no task: lets the benchmarks show what timing costs
 
 	submitted atomic.Uint64
 	completed atomic.Uint64
@@ -79,6 +81,7 @@ func (c *core) init(kind string, cfg config, workers, queueCapacity int) {
 	}
 	c.labels = pprof.WithLabels(context.Background(), pprof.Labels("executor", cfg.name, "kind", kind))
 	c.epoch = time.Now()
+	c.sampleMask = sampleMask
 	c.stop, c.cancel = context.WithCancelCause(context.Background())
 	for i := range c.stopShards {
 		c.stopShards[i], c.stopCancel[i] = context.WithCancel(c.stop)
@@ -90,7 +93,7 @@ func (c *core) init(kind string, cfg config, workers, queueCapacity int) {
 // stamp returns the admission time of a sampled task, or 0 for a task that is
 // not timed.
 func (c *core) stamp() int64 {
-	if rand.Uint32()&sampleMask != 0 {
+	if c.untimed || rand.Uint32()&c.sampleMask != 0 {
 		return 0
 	}
 	return int64(time.Since(c.epoch)) + 1

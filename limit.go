@@ -13,7 +13,8 @@ import (
 //
 // Defaults: Queue(0) and Full(Reject): a task is admitted only if it can start
 // at once, otherwise Go and Run return ErrRejected. Queue(q) lets up to q
-// admitted tasks wait for a running slot, in FIFO order. Full(Wait) makes a
+// admitted tasks wait for a running slot; unlike Pool's, they start in no
+// promised order, because each already has its own goroutine. Full(Wait) makes a
 // caller that finds the running slots and the queue full wait for room until
 // its context ends, then return the context's error; such callers are not
 // counted in Stats.Queued, so Queue bounds the queue under both policies.

@@ -19,6 +19,9 @@ import (
 // queue is full, Go and Run wait for room until their context ends
 // (backpressure), which is how a JVM server with a fixed pool queues
 // requests. With Full(Reject) they return ErrRejected at once instead.
+// With Queue(0) a task is admitted only if a worker is waiting for work at
+// that instant; a worker that is just finishing a task, or has just been
+// started, is not yet waiting.
 //
 // Go hands the task to the queue and returns. Run hands it to a worker and
 // waits for it to return; once a task is admitted, it runs even if the

@@ -1,0 +1,183 @@
+package loom
+
+// Benchmark shapes. bench/peers mirrors them exactly for ants, pond, errgroup
+// and semaphore, so keep the two in step.
+//
+// Sizes: every bounded executor gets benchWorkers = 64 workers (Pool,
+// Threads) or a limit of 64 (Limit), with its default queue, except that
+// Limit uses Full(Wait) so that a full executor blocks the submitter as
+// errgroup.SetLimit and ants do. The context is context.Background(). The
+// task is made once, outside the timed loop, so allocs/op counts only what
+// the executor allocates.
+//
+//   - BenchmarkGo/<kind>: one submitting goroutine. The b.N tasks are submitted
+//     in batches of benchBatch = 1000: wg.Add(batch); batch × e.Go(ctx, task)
+//     where task calls wg.Done(); then wg.Wait(). The figure is the cost of
+//     Go plus running and completing one task, amortised over a batch.
+//   - BenchmarkGoParallel/<kind>: b.RunParallel; each of the GOMAXPROCS
+//     submitting goroutines runs the BenchmarkGo loop with its own WaitGroup
+//     and batches of benchBatch/10 = 100.
+//   - BenchmarkRun/<kind>: one goroutine calls e.Run(ctx, task) b.N times;
+//     the task does nothing. The figure is the round trip of a synchronous task.
+//   - BenchmarkRunParallel/<kind>: b.RunParallel, each goroutine calling
+//     e.Run(ctx, task) in a loop.
+//   - BenchmarkStatsSampling: the Limit BenchmarkRun loop with no task timed,
+//     one in 16 timed (as shipped) and every task timed, to show what the
+//     latency histograms cost.
+//
+// Run them with: go test -run '^$' -bench . -benchtime=200000x -count 1 .
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+const (
+	benchWorkers = 64
+	benchBatch   = 1000
+)
+
+var benchExecutors = []struct {
+	kind string
+	make func() Executor
+}{
+	{"virtual", func() Executor { return Virtual() }},
+	{"pool", func() Executor { return Pool(benchWorkers) }},
+	{"threads", func() Executor { return Threads(benchWorkers) }},
+	{"thread-per-task", func() Executor { return ThreadPerTask() }},
+	{"limit", func() Executor { return Limit(benchWorkers, Full(Wait)) }},
+}
+
+func BenchmarkGo(b *testing.B) {
+	for _, be := range benchExecutors {
+		b.Run(be.kind, func(b *testing.B) {
+			e := be.make()
+			defer benchShutdown(b, e)
+			ctx := context.Background()
+			var wg sync.WaitGroup
+			task := func(context.Context) { wg.Done() }
+			b.ReportAllocs()
+			b.ResetTimer()
+			for done := 0; done < b.N; {
+				batch := min(benchBatch, b.N-done)
+				wg.Add(batch)
+				for range batch {
+					if err := e.Go(ctx, task); err != nil {
+						b.Fatal(err)
+					}
+				}
+				wg.Wait()
+				done += batch
+			}
+		})
+	}
+}
+
+func BenchmarkGoParallel(b *testing.B) {
+	for _, be := range benchExecutors {
+		b.Run(be.kind, func(b *testing.B) {
+			e := be.make()
+			defer benchShutdown(b, e)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				var wg sync.WaitGroup
+				task := func(context.Context) { wg.Done() }
+				for more := true; more; {
+					n := 0
+					for ; n < benchBatch/10; n++ {
+						if more = pb.Next(); !more {
+							break
+						}
+						wg.Add(1)
+						if err := e.Go(ctx, task); err != nil {
+							b.Error(err)
+							wg.Done()
+						}
+					}
+					wg.Wait()
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkRun(b *testing.B) {
+	for _, be := range benchExecutors {
+		b.Run(be.kind, func(b *testing.B) {
+			e := be.make()
+			defer benchShutdown(b, e)
+			ctx := context.Background()
+			task := func(context.Context) {}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := e.Run(ctx, task); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkRunParallel(b *testing.B) {
+	for _, be := range benchExecutors {
+		b.Run(be.kind, func(b *testing.B) {
+			e := be.make()
+			defer benchShutdown(b, e)
+			ctx := context.Background()
+			task := func(context.Context) {}
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := e.Run(ctx, task); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+func benchShutdown(b *testing.B, e Executor) {
+	b.StopTimer()
+	if err := e.Shutdown(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+}
+
+// BenchmarkStatsSampling runs the Limit BenchmarkRun loop (the cheapest
+// path, where the clock would weigh most) with no task timed, one in 16 timed
+// (as shipped) and every task timed.
+func BenchmarkStatsSampling(b *testing.B) {
+	for _, variant := range []struct {
+		name    string
+		untimed bool
+		mask    uint32
+	}{
+		{"untimed", true, sampleMask},
+		{"sampled-1-in-16", false, sampleMask},
+		{"every-task", false, 0},
+	} {
+		b.Run(variant.name, func(b *testing.B) {
+			p := Limit(benchWorkers, Full(Wait)).(*limit)
+			p.untimed, p.sampleMask = variant.untimed, variant.mask
+			defer benchShutdown(b, p)
+			ctx := context.Background()
+			task := func(context.Context) {}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := p.Run(ctx, task); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
