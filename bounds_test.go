@@ -3,7 +3,6 @@ package loom
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -327,25 +326,3 @@ func TestContextReachesTask(t *testing.T) {
 	}
 }
 
-func ExampleLimit() {
-	// At most 2 tasks at once, none waiting: a third is shed at once.
-	exec := loomLimitForExample()
-	defer exec.Shutdown(context.Background())
-
-	release := make(chan struct{})
-	started := make(chan struct{}, 2)
-	for range 2 {
-		exec.Go(context.Background(), func(context.Context) {
-			started <- struct{}{}
-			<-release
-		})
-	}
-	<-started
-	<-started
-	err := exec.Go(context.Background(), func(context.Context) {})
-	fmt.Println(errors.Is(err, ErrRejected))
-	close(release)
-	// Output: true
-}
-
-func loomLimitForExample() Executor { return Limit(2) }

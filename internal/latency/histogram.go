@@ -17,8 +17,8 @@ const (
 	// subBits gives 1<<subBits buckets per power of two.
 	subBits = 3
 	sub     = 1 << subBits
-	// maxExp is the largest power of two tracked (2^47 ns is about 39 hours);
-	// longer durations land in the last bucket.
+	// maxExp is the largest power of two tracked: durations from 2^48 ns
+	// (about 78 hours) up land in the last bucket.
 	maxExp  = 47
 	buckets = (maxExp - subBits + 2) * sub
 )
