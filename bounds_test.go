@@ -325,4 +325,3 @@ func TestContextReachesTask(t *testing.T) {
 		})
 	}
 }
-
