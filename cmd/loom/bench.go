@@ -1,21 +1,202 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/loomrt/loom/bench"
 )
 
-// newBenchCmd is a placeholder until package bench lands.
-func newBenchCmd() *cobra.Command {
-	return &cobra.Command{Use: "bench", Short: "Run the benchmark scenarios", RunE: func(*cobra.Command, []string) error {
-		return errors.New("bench: not built yet")
-	}}
+// benchFlags are the options of `loom bench`.
+type benchFlags struct {
+	quick  bool
+	models []string
+	list   bool
+	out    string
+	peers  bool
 }
 
-// newServeScenarioCmd is a placeholder until package bench lands.
-func newServeScenarioCmd() *cobra.Command {
-	return &cobra.Command{Use: "serve-scenario", Hidden: true, RunE: func(*cobra.Command, []string) error {
-		return errors.New("serve-scenario: not built yet")
-	}}
+// newBenchCmd builds `loom bench` and its `compare` subcommand.
+func newBenchCmd() *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench [scenario...]",
+		Short: "Run the benchmark scenarios under each execution model",
+		Long: "Run the scenarios of the seeds' experiments, each server under test in its own process,\n" +
+			"under each execution model, and report throughput against the scenario's limit, latency,\n" +
+			"memory, OS threads and goroutines. With no scenario named, run them all.",
+		Example: "  loom bench --quick\n  loom bench cask-sleep spring-500ms --models virtual,pool:16\n" +
+			"  loom bench --out results/\n  loom bench compare old/results.json new/results.json",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBench(cmd.Context(), cmd, f, args)
+		},
+	}
+	cmd.Flags().BoolVar(&f.quick, "quick", false, "run a short version of every scenario (under 2 minutes on 2 cores)")
+	cmd.Flags().StringSliceVar(&f.models, "models", nil, "execution models to compare, e.g. virtual,pool:16,limit:1000 (default: each scenario's)")
+	cmd.Flags().BoolVar(&f.list, "list", false, "list the scenarios with their load and limit, and exit")
+	cmd.Flags().StringVar(&f.out, "out", "", "write results.json, report.md and report.html into this directory")
+	cmd.Flags().BoolVar(&f.peers, "peers", true, "also run peer frameworks (bench/peers: net/http, chi, gin, echo) where the source tree is present")
+	cmd.AddCommand(newBenchCompareCmd())
+	return cmd
+}
+
+func runBench(ctx context.Context, cmd *cobra.Command, f benchFlags, names []string) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if f.list {
+		return listScenarios(stdout, f.quick)
+	}
+	opts := bench.Options{
+		Scenarios: names,
+		Models:    f.models,
+		Quick:     f.quick,
+		Progress:  stderr,
+		Terminal:  isTerminal(stderr),
+		Command:   "loom " + strings.Join(os.Args[1:], " "),
+	}
+	if f.peers && wantsPeers(names, f.models) {
+		path, cleanup, err := buildPeers(ctx, stderr)
+		switch {
+		case err == nil:
+			defer cleanup()
+			opts.PeerServer = path
+		case cmd.Flags().Changed("peers"):
+			return err
+		default:
+			opts.Notes = append(opts.Notes, "peer frameworks skipped: "+err.Error())
+		}
+	}
+	started := time.Now()
+	report, err := bench.Run(ctx, opts)
+	if report == nil {
+		return err
+	}
+	fmt.Fprintln(stdout)
+	if werr := bench.WriteText(stdout, report); werr != nil {
+		return werr
+	}
+	if f.out != "" {
+		paths, werr := bench.WriteFiles(f.out, report)
+		if werr != nil {
+			return werr
+		}
+		fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(paths, ", "))
+	}
+	fmt.Fprintf(stdout, "\nbench took %s\n", time.Since(started).Round(100*time.Millisecond))
+	return err
+}
+
+// wantsPeers reports whether a selection can use peer frameworks at all.
+func wantsPeers(names, models []string) bool {
+	if len(models) > 0 {
+		for _, m := range models {
+			if bench.IsPeer(m) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, s := range bench.Catalogue() {
+		if s.Peer == "" {
+			continue
+		}
+		if len(names) == 0 {
+			return true
+		}
+		for _, n := range names {
+			if n == s.Name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// buildPeers builds bench/peers' peer-server into a temporary directory.
+func buildPeers(ctx context.Context, progress io.Writer) (path string, cleanup func(), err error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", nil, err
+	}
+	src, err := bench.FindPeers(wd)
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err := os.MkdirTemp("", "loom-peers-*")
+	if err != nil {
+		return "", nil, err
+	}
+	fmt.Fprintf(progress, "building peer-server from %s …\n", src)
+	path, err = bench.BuildPeers(ctx, src, dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return path, func() { os.RemoveAll(dir) }, nil
+}
+
+func listScenarios(w io.Writer, quick bool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\tconnections\trequests\tduration\tlimit\tmodels")
+	for _, s := range bench.Catalogue() {
+		p := s.Quick
+		if !quick {
+			p = s.Full
+		}
+		requests := "–"
+		if p.Requests > 0 {
+			requests = fmt.Sprint(p.Requests)
+		}
+		models := strings.Join(p.Models, " ")
+		if s.Peer != "" {
+			models += " + peers"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", s.Name, p.Connections, requests, p.Duration, s.Limit(p).Formula, models)
+	}
+	return tw.Flush()
+}
+
+func newBenchCompareCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "compare old.json new.json",
+		Short: "Compare two results.json files scenario by scenario",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			old, err := bench.ReadJSONFile(args[0])
+			if err != nil {
+				return err
+			}
+			cur, err := bench.ReadJSONFile(args[1])
+			if err != nil {
+				return err
+			}
+			regressions, err := bench.WriteComparison(cmd.OutOrStdout(), bench.Compare(old, cur))
+			if err != nil {
+				return err
+			}
+			if regressions > 0 {
+				return fmt.Errorf("%w: %d below %.0f%% of the old throughput", errRegression, regressions, bench.Regression*100)
+			}
+			return nil
+		},
+	}
+}
+
+// errRegression makes `loom bench compare` exit non-zero on a regression, so
+// that CI can use it.
+var errRegression = errors.New("regressions")
+
+// isTerminal reports whether w is a terminal, where progress lines are
+// redrawn in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

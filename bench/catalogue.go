@@ -1,0 +1,248 @@
+package bench
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/loomrt/loom/load"
+)
+
+// The models every web scenario compares, after SCENARIOS.md: pool:16 is
+// Undertow's default worker count on 2 cores (8 × cores), pool:200 Tomcat's
+// default maxThreads.
+func models(limitSpec string) []string {
+	return []string{"virtual", "pool:16", "pool:200", "threads:16", "thread-per-task", limitSpec}
+}
+
+// Catalogue returns the scenarios of `loom bench`, in the order they run.
+// Each call returns fresh values, so callers may change them.
+func Catalogue() []*Scenario {
+	return []*Scenario{
+		caskAB(), caskSleep(), caskStatic(), caskTodo(), spring500ms(), cpuBound(), pinning(), hello(),
+	}
+}
+
+// Lookup returns the scenario of the catalogue named name.
+func Lookup(scenarios []*Scenario, name string) (*Scenario, error) {
+	for _, s := range scenarios {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	names := make([]string, len(scenarios))
+	for i, s := range scenarios {
+		names[i] = s.Name
+	}
+	return nil, fmt.Errorf("%w: %q (have %v)", ErrUnknownScenario, name, names)
+}
+
+func get(path string) func(base string) []load.Target {
+	return func(base string) []load.Target {
+		return []load.Target{{URL: base + path}}
+	}
+}
+
+func caskAB() *Scenario {
+	return &Scenario{
+		Name:     "cask-ab",
+		Workload: "GET / sleeps 1 s and returns 38 bytes; every connection opens at once and sends one request (ab -n N -c N)",
+		Seed:     "Cask PR: ab -n 10000 -c 10000 against a 1 s handler: 230 req/s on Undertow's worker pool, 1,545 req/s on virtual threads (6.5 s run)",
+		Changes: "Same 10,000 connections and 10,000 requests. Runs are capped at 20 s, so a model that would need " +
+			"625 s (16 workers × 1 req/s) reports the rate it reached. limit:1000 queues up to 9,000 (Spring's concurrency " +
+			"limit blocks rather than rejects). --quick: 1,000 connections and requests, 3 s cap.",
+		Peer: "sleep",
+		Full: Plan{
+			Models: models("limit:1000,queue=9000"), Connections: 10000, Requests: 10000,
+			Duration: 20 * time.Second, Timeout: 30 * time.Second, Service: time.Second,
+		},
+		Quick: Plan{
+			Models: models("limit:100,queue=900"), Connections: 1000, Requests: 1000,
+			Duration: 3 * time.Second, Timeout: 10 * time.Second, Service: time.Second,
+		},
+		Limit:      waitLimit,
+		Targets:    get("/"),
+		ExpectBody: helloBody,
+		Serve:      serveSleep("/"),
+	}
+}
+
+func caskSleep() *Scenario {
+	return &Scenario{
+		Name:     "cask-sleep",
+		Workload: "GET / sleeps 100 ms; 100 connections for a fixed time (wrk -c100)",
+		Seed:     "Cask benchmark: wrk -t4 -c100 -d30s on a 100 ms handler: 38 req/s on a 4-thread pool (1,076 timeouts), 936 req/s on virtual threads",
+		Changes:  "Same 100 connections and 100 ms; 15 s instead of 30 s (1.5 s with --quick). pool:16 replaces the seed's 4-thread pool.",
+		Peer:     "sleep",
+		Full: Plan{
+			Models: models("limit:100"), Connections: 100, Duration: 15 * time.Second,
+			Timeout: 10 * time.Second, Service: 100 * time.Millisecond,
+		},
+		Quick: Plan{
+			Models: models("limit:100"), Connections: 100, Duration: 1500 * time.Millisecond,
+			Timeout: 10 * time.Second, Service: 100 * time.Millisecond,
+		},
+		Limit:      waitLimit,
+		Targets:    get("/"),
+		ExpectBody: helloBody,
+		Serve:      serveSleep("/"),
+	}
+}
+
+func caskStatic() *Scenario {
+	return &Scenario{
+		Name:     "cask-static",
+		Workload: "GET /static/page.html serves a 4 KiB file from disk (web.App.Static over os.DirFS)",
+		Seed:     "Cask benchmark: 81.8k req/s on platform threads vs 75.5k on virtual threads (−8%), but it served the string \"Hello!\", not a file",
+		Changes:  "Serves a real file written to a temporary directory. 100 connections for 15 s (1.5 s with --quick); the generator shares the 2 cores with the server.",
+		Full:     Plan{Models: models("limit:64"), Connections: 100, Duration: 15 * time.Second},
+		Quick:    Plan{Models: models("limit:64"), Connections: 100, Duration: 1500 * time.Millisecond},
+		Limit: func(Plan) Limit {
+			return Limit{Formula: "CPU-bound: no closed form; compare the models with each other"}
+		},
+		Targets:    get("/static/page.html"),
+		ExpectBody: staticMarker,
+		Serve:      serveStatic,
+	}
+}
+
+func caskTodo() *Scenario {
+	return &Scenario{
+		Name: "cask-todo",
+		Workload: "the todo app of examples/todo on SQLite: per 10 requests, 4 list the completed todos, 2 get one, " +
+			"2 create, 2 toggle; every response must be 2xx and carry a todo",
+		Seed: "Cask benchmark: 81.9k req/s (platform) vs 76.1k (virtual), but every response was a 404: the route did not exist",
+		Changes: "A real database (SQLite in a temporary directory) and routes that exist: the run fails if any response " +
+			"is not 2xx or lacks \"id\". 100 connections for 15 s (1.5 s with --quick).",
+		Full:  Plan{Models: models("limit:64"), Connections: 100, Duration: 15 * time.Second},
+		Quick: Plan{Models: models("limit:64"), Connections: 100, Duration: 1500 * time.Millisecond},
+		Limit: func(Plan) Limit {
+			return Limit{Formula: "CPU- and database-bound: no closed form; compare the models with each other"}
+		},
+		Targets:    todoTargets,
+		ExpectBody: `"id":`,
+		Serve:      serveTodo,
+	}
+}
+
+func spring500ms() *Scenario {
+	return &Scenario{
+		Name:     "spring-500ms",
+		Workload: "GET /api/v1/hello blocks 500 ms; 400 connections send a fixed number of requests; the server has GOMAXPROCS=1 and GOMEMLIMIT=128MiB",
+		Seed: "Spring talk: 100,000 requests, 1 CPU, 128 MB: Undertow on virtual threads 150 s against a 125 s limit (83%), " +
+			"Tomcat virtual 170 s, Jetty out of memory, Undertow platform threads 3,131 s",
+		Changes: "20,000 requests instead of 100,000 (a 25 s floor per model instead of 125 s), capped at 40 s so that " +
+			"slow models report their rate instead of running for minutes. --quick: 800 requests (1 s floor), 3 s cap.",
+		Env: []string{"GOMAXPROCS=1", "GOMEMLIMIT=128MiB"},
+		Full: Plan{
+			Models: models("limit:400"), Connections: 400, Requests: 20000, Duration: 40 * time.Second,
+			Timeout: 30 * time.Second, Service: 500 * time.Millisecond,
+		},
+		Quick: Plan{
+			Models: models("limit:400"), Connections: 400, Requests: 800, Duration: 3 * time.Second,
+			Timeout: 10 * time.Second, Service: 500 * time.Millisecond,
+		},
+		Limit:      waitLimit,
+		Targets:    get("/api/v1/hello"),
+		ExpectBody: helloBody,
+		Serve:      serveSleep("/api/v1/hello"),
+	}
+}
+
+func cpuBound() *Scenario {
+	return &Scenario{
+		Name:       "cpu",
+		Workload:   fmt.Sprintf("GET /hash hashes 4 KiB with SHA-256 %d times (about 1 MiB of hashing) and returns the digest", cpuRounds),
+		Seed:       "Cask docs: virtual threads give nothing for CPU-bound work",
+		Changes:    "No seed figures to match; 100 connections for 15 s (1.5 s with --quick). limit:4 is twice the cores.",
+		Full:       Plan{Models: models("limit:4,queue=100"), Connections: 100, Duration: 15 * time.Second},
+		Quick:      Plan{Models: models("limit:4,queue=100"), Connections: 100, Duration: 1500 * time.Millisecond},
+		Limit:      cpuLimit,
+		Targets:    get("/hash"),
+		ExpectBody: "sha256=",
+		Serve:      serveCPU,
+	}
+}
+
+func pinning() *Scenario {
+	return &Scenario{
+		Name: "pinning",
+		Workload: "GET /block holds its OS thread for 1 s in a raw nanosleep system call (as a cgo call or a blocking " +
+			"driver would); more connections than the server may have threads",
+		Seed: "None measured it directly: the JVM form is virtual threads pinned to their carrier (synchronized, native " +
+			"calls) until the pool deadlocks; Go's form is one OS thread per blocked goroutine until " +
+			"`fatal error: thread exhaustion` at 10,000 threads",
+		Changes: "11,000 connections for 10 s against Go's default limit of 10,000 threads. --quick: 1,100 connections " +
+			"for 3 s, and the server's limit lowered to 1,000 threads with debug.SetMaxThreads: the same shape, ten times smaller. " +
+			"limit:N rejects (503) what it cannot run at once, which is the point.",
+		Full: Plan{
+			Models: models("limit:8000"), Connections: 11000, Duration: 10 * time.Second,
+			Timeout: 30 * time.Second, Service: time.Second,
+		},
+		Quick: Plan{
+			Models: models("limit:800"), Connections: 1100, Duration: 3 * time.Second,
+			Timeout: 10 * time.Second, Service: time.Second, MaxThreads: 1000,
+		},
+		Limit:      pinningLimit,
+		Targets:    get("/block"),
+		ExpectBody: pinnedBody,
+		Serve:      servePinning,
+	}
+}
+
+func hello() *Scenario {
+	return &Scenario{
+		Name:     "hello",
+		Workload: "GET / returns \"Hello World!\"; 100 connections: the framework's own overhead",
+		Seed:     "Cask's minimal application; here to set loom's web package beside bare net/http, chi, gin and echo",
+		Changes:  "100 connections for 10 s (1 s with --quick), compared with the peer frameworks when they are built.",
+		Peer:     "hello",
+		Full:     Plan{Models: []string{"virtual", "pool:16"}, Connections: 100, Duration: 10 * time.Second},
+		Quick:    Plan{Models: []string{"virtual", "pool:16"}, Connections: 100, Duration: time.Second},
+		Limit: func(Plan) Limit {
+			return Limit{Formula: "CPU-bound: no closed form; compare with bare net/http"}
+		},
+		Targets:    get("/"),
+		ExpectBody: helloBody,
+		Serve:      serveHello,
+	}
+}
+
+// pinningLimit: each blocked request holds a thread for the service time,
+// so at most min(connections, threads allowed) run at once.
+func pinningLimit(p Plan) Limit {
+	threads := p.MaxThreads
+	if threads == 0 {
+		threads = defaultMaxThreads
+	}
+	n := min(p.Connections, threads)
+	perSecond := float64(n) / p.Service.Seconds()
+	return Limit{
+		PerSecond: perSecond,
+		Formula: fmt.Sprintf("min(%s connections, %s threads allowed) ÷ %s = %s req/s; a model that needs a thread per connection crashes",
+			count(int64(p.Connections)), count(int64(threads)), p.Service, count(int64(perSecond))),
+	}
+}
+
+// defaultMaxThreads is Go's default OS thread limit (runtime/debug.SetMaxThreads).
+const defaultMaxThreads = 10000
+
+// todoTargets is the cask-todo mix. Todos 1–10 are toggled; 11–20 stay
+// completed, so the completed list is never empty; creates add active todos,
+// which the completed list skips.
+func todoTargets(base string) []load.Target {
+	jsonHeader := http.Header{"Content-Type": {"application/json"}}
+	list := load.Target{URL: base + "/api/todos?state=completed"}
+	var targets []load.Target
+	for i := range 2 {
+		targets = append(targets,
+			list,
+			load.Target{URL: base + "/api/todos/" + strconv.Itoa(11+i)},
+			list,
+			load.Target{Method: http.MethodPost, URL: base + "/api/todos", Header: jsonHeader, Body: []byte(`{"text":"bench"}`)},
+			load.Target{Method: http.MethodPost, URL: base + "/api/todos/" + strconv.Itoa(1+i) + "/toggle"},
+		)
+	}
+	return targets
+}

@@ -1,0 +1,90 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Change compares one scenario and model between two reports.
+type Change struct {
+	Scenario, Model      string
+	OldStatus, NewStatus Status
+	// OldThroughput and NewThroughput are req/s; Ratio is new ÷ old (0 when
+	// old served nothing).
+	OldThroughput, NewThroughput, Ratio float64
+	// OldP99 and NewP99 are the 99th percentile latencies; P99Ratio is
+	// new ÷ old.
+	OldP99, NewP99 time.Duration
+	P99Ratio       float64
+}
+
+// Regression is the throughput ratio below which Compare's table flags a
+// change as a regression (and 1/Regression above which as an improvement).
+const Regression = 0.9
+
+// Compare pairs the runs of old and new by scenario and model, in new's
+// order. Runs present in only one report are left out.
+func Compare(old, new *Report) []Change {
+	before := map[[2]string]ModelRun{}
+	for _, sc := range old.Scenarios {
+		for _, run := range sc.Runs {
+			before[[2]string{sc.Name, run.Model}] = run
+		}
+	}
+	var changes []Change
+	for _, sc := range new.Scenarios {
+		for _, run := range sc.Runs {
+			prev, ok := before[[2]string{sc.Name, run.Model}]
+			if !ok {
+				continue
+			}
+			c := Change{
+				Scenario: sc.Name, Model: run.Model,
+				OldStatus: prev.Status, NewStatus: run.Status,
+				OldThroughput: prev.Throughput, NewThroughput: run.Throughput,
+				OldP99: prev.LatencyAt(99), NewP99: run.LatencyAt(99),
+			}
+			if prev.Throughput > 0 {
+				c.Ratio = run.Throughput / prev.Throughput
+			}
+			if c.OldP99 > 0 {
+				c.P99Ratio = float64(c.NewP99) / float64(c.OldP99)
+			}
+			changes = append(changes, c)
+		}
+	}
+	return changes
+}
+
+// WriteComparison writes changes as a table, flagging throughput that fell
+// below Regression of the old figure or rose above its inverse, and status
+// changes. It returns how many regressions it flagged.
+func WriteComparison(w io.Writer, changes []Change) (regressions int, err error) {
+	ew := &errWriter{w: w}
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tmodel\told req/s\tnew req/s\tnew÷old\told p99\tnew p99\tp99 new÷old\t\t")
+	for _, c := range changes {
+		var flags []string
+		switch {
+		case c.OldThroughput > 0 && c.Ratio < Regression:
+			flags = append(flags, "REGRESSION")
+			regressions++
+		case c.OldThroughput > 0 && c.Ratio > 1/Regression:
+			flags = append(flags, "faster")
+		}
+		if c.OldStatus != c.NewStatus {
+			flags = append(flags, fmt.Sprintf("status %s → %s", c.OldStatus, c.NewStatus))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			c.Scenario, c.Model, rate(c.OldThroughput), rate(c.NewThroughput), fmtRatio(c.Ratio),
+			fmtLatency(c.OldP99), fmtLatency(c.NewP99), fmtRatio(c.P99Ratio), strings.Join(flags, ", "))
+	}
+	tw.Flush()
+	if len(changes) == 0 {
+		fmt.Fprintln(ew, "no scenario and model in common")
+	}
+	return regressions, ew.err
+}

@@ -1,0 +1,81 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+)
+
+// The formats tables share.
+
+func fmtLatency(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "–"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d.Microseconds())
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.3gms", float64(d)/float64(time.Millisecond))
+	default:
+		return fmt.Sprintf("%.3gs", d.Seconds())
+	}
+}
+
+func fmtBytes(b uint64) string {
+	switch {
+	case b == 0:
+		return "–"
+	case b < 1<<20:
+		return fmt.Sprintf("%d KiB", b>>10)
+	case b < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	default:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	}
+}
+
+func fmtRatio(r float64) string {
+	if r <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", r)
+}
+
+func fmtCount[T int | int64 | uint64](n T) string {
+	if n == 0 {
+		return "0"
+	}
+	return count(int64(n))
+}
+
+// tableHeader and tableRow give the columns of the per-scenario table, in
+// the terminal and in Markdown.
+var tableHeader = []string{
+	"model", "req/s", "÷ limit", "÷ best", "p50", "p99", "max", "errors",
+	"peak RSS", "peak threads", "peak goroutines", "CPU s", "status",
+}
+
+func tableRow(r ModelRun) []string {
+	status := string(r.Status)
+	if r.Status == StatusCrashed || r.Status == StatusFailed {
+		status += ": " + firstLine(r.Failure, 60)
+	}
+	goroutines := fmtCount(r.Server.PeakGoroutines)
+	if r.Server.PeakGoroutines == 0 {
+		goroutines = "–"
+	}
+	return []string{
+		r.Model,
+		rate(r.Throughput),
+		fmtRatio(r.RatioToLimit),
+		fmtRatio(r.RatioToBest),
+		fmtLatency(r.LatencyAt(50)),
+		fmtLatency(r.LatencyAt(99)),
+		fmtLatency(r.LatencyAt(100)),
+		fmtCount(r.Errors),
+		fmtBytes(r.Server.PeakRSSBytes),
+		fmtCount(r.Server.PeakThreads),
+		goroutines,
+		fmt.Sprintf("%.1f", r.Server.CPUSeconds),
+		status,
+	}
+}

@@ -1,0 +1,163 @@
+package bench
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"strings"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/go-echarts/go-echarts/v2/render"
+
+	"github.com/loomrt/loom/bench/internal/echartsjs"
+)
+
+// WriteHTML writes the report as one self-contained page: the tables and
+// verdicts, and per scenario charts of throughput per model, latency
+// percentiles, and the server's RSS and OS threads over time. The charts are
+// drawn by ECharts, inlined into the page, so it opens with no network.
+func WriteHTML(w io.Writer, r *Report) error {
+	ew := &errWriter{w: w}
+	fmt.Fprintf(ew, "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>loom bench: %s</title>\n",
+		html.EscapeString(r.Started.Format("2006-01-02 15:04 UTC")))
+	fmt.Fprint(ew, "<style>\nbody{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}\n"+
+		"table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}"+
+		"td:first-child,th:first-child,td:last-child{text-align:left}th{background:#f3f3f3}\n"+
+		".verdict{background:#f6f8ff;border-left:4px solid #46c;padding:.5em 1em}.charts{display:flex;flex-wrap:wrap;gap:8px}"+
+		"pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:12px}\n</style>\n")
+	// The library goes first, inline: the chart scripts below call echarts.init.
+	fmt.Fprintf(ew, "<script>%s</script>\n</head>\n<body>\n", echartsjs.Script)
+	fmt.Fprintf(ew, "<h1>loom bench</h1>\n<p>Command: <code>%s</code><br>Machine: %s<br>Run: %s, %s</p>\n",
+		html.EscapeString(or(r.Command, "loom bench")), html.EscapeString(r.Machine.String()),
+		html.EscapeString(r.Started.Format("2006-01-02 15:04 UTC")), html.EscapeString(short(r.Finished.Sub(r.Started))))
+	for _, note := range r.Notes {
+		fmt.Fprintf(ew, "<p><em>%s</em></p>\n", html.EscapeString(note))
+	}
+	for i, sc := range r.Scenarios {
+		writeScenarioHTML(ew, i, sc)
+	}
+	fmt.Fprintf(ew, "<p><small>Charts by Apache ECharts %s (Apache-2.0), inlined.</small></p>\n</body>\n</html>\n", echartsjs.Version)
+	return ew.err
+}
+
+func writeScenarioHTML(w io.Writer, i int, sc ScenarioResult) {
+	esc := html.EscapeString
+	fmt.Fprintf(w, "<h2 id=\"%s\">%s</h2>\n<p>%s<br>Load: %s. Limit: %s.</p>\n",
+		esc(sc.Name), esc(sc.Name), esc(sc.Workload), esc(describePlan(sc.Plan)), esc(sc.Limit.Formula))
+	fmt.Fprintf(w, "<p><small>Seed: %s<br>Changed: %s</small></p>\n", esc(sc.Seed), esc(sc.Changes))
+	fmt.Fprint(w, "<table>\n<tr>")
+	for _, h := range tableHeader {
+		fmt.Fprintf(w, "<th>%s</th>", esc(h))
+	}
+	fmt.Fprint(w, "</tr>\n")
+	for _, run := range sc.Runs {
+		fmt.Fprint(w, "<tr>")
+		for _, cell := range tableRow(run) {
+			fmt.Fprintf(w, "<td>%s</td>", esc(cell))
+		}
+		fmt.Fprint(w, "</tr>\n")
+	}
+	fmt.Fprintf(w, "</table>\n<p class=\"verdict\">%s</p>\n", esc(sc.Verdict))
+	for _, run := range sc.Runs {
+		if run.Status == StatusCrashed && len(run.Stderr) > 0 {
+			fmt.Fprintf(w, "<details><summary>%s: last lines of the server's stderr</summary><pre>%s</pre></details>\n",
+				esc(run.Model), esc(strings.Join(run.Stderr, "\n")))
+		}
+	}
+	fmt.Fprint(w, "<div class=\"charts\">\n")
+	for _, snippet := range scenarioCharts(i, sc) {
+		fmt.Fprintln(w, snippet)
+	}
+	fmt.Fprint(w, "</div>\n")
+}
+
+// scenarioCharts renders a scenario's four charts as HTML snippets (a div
+// and the script that draws into it).
+func scenarioCharts(i int, sc ScenarioResult) []string {
+	id := func(kind string) string { return fmt.Sprintf("s%d%s", i, kind) }
+	size := func(kind string) charts.GlobalOpts {
+		return charts.WithInitializationOpts(opts.Initialization{Width: "580px", Height: "340px", ChartID: id(kind)})
+	}
+	tooltip := charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"})
+	legend := charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "bottom", Type: "scroll"})
+	grid := charts.WithGridOpts(opts.Grid{Bottom: "70"})
+
+	// Throughput per model, beside the limit when there is one.
+	throughput := charts.NewBar()
+	subtitle := ""
+	if sc.Limit.PerSecond > 0 {
+		subtitle = "limit " + rate(sc.Limit.PerSecond) + " req/s"
+	}
+	throughput.SetGlobalOptions(size("throughput"), tooltip, grid,
+		charts.WithTitleOpts(opts.Title{Title: sc.Name + ": throughput (req/s)", Subtitle: subtitle}),
+		charts.WithXAxisOpts(opts.XAxis{AxisLabel: &opts.AxisLabel{Rotate: 30, Interval: "0"}}))
+	var models []string
+	var served []opts.BarData
+	for _, run := range sc.Runs {
+		models = append(models, run.Model)
+		served = append(served, opts.BarData{Value: round(run.Throughput, 1)})
+	}
+	throughput.SetXAxis(models).AddSeries("req/s", served)
+
+	// Latency percentile curves, on a log scale: tails differ by orders of
+	// magnitude between models.
+	latency := charts.NewLine()
+	latency.SetGlobalOptions(size("latency"), tooltip, legend, grid,
+		charts.WithTitleOpts(opts.Title{Title: "latency by percentile (ms)"}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "log", Name: "ms"}))
+	var labels []string
+	for _, p := range latencyPoints {
+		labels = append(labels, percentileLabel(p))
+	}
+	latency.SetXAxis(labels)
+	for _, run := range sc.Runs {
+		if run.Requests == 0 {
+			continue
+		}
+		var points []opts.LineData
+		for _, p := range latencyPoints {
+			points = append(points, opts.LineData{Value: round(float64(run.LatencyAt(p).Microseconds())/1000, 3)})
+		}
+		latency.AddSeries(run.Model, points)
+	}
+
+	series := func(kind, title, unit string, value func(Sample) float64) *charts.Line {
+		line := charts.NewLine()
+		line.SetGlobalOptions(size(kind), tooltip, legend, grid,
+			charts.WithTitleOpts(opts.Title{Title: title}),
+			charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "s"}),
+			charts.WithYAxisOpts(opts.YAxis{Name: unit}))
+		for _, run := range sc.Runs {
+			var points []opts.LineData
+			for _, s := range run.Server.Samples {
+				points = append(points, opts.LineData{Value: []any{round(s.At.Seconds(), 2), round(value(s), 2)}})
+			}
+			line.AddSeries(run.Model, points, charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)}))
+		}
+		return line
+	}
+	rss := series("rss", "server RSS over time (MiB)", "MiB", func(s Sample) float64 { return float64(s.RSSBytes) / (1 << 20) })
+	threads := series("threads", "server OS threads over time", "threads", func(s Sample) float64 { return float64(s.Threads) })
+
+	var out []string
+	for _, snip := range []render.ChartSnippet{throughput.RenderSnippet(), latency.RenderSnippet(), rss.RenderSnippet(), threads.RenderSnippet()} {
+		out = append(out, snip.Element+"\n"+snip.Script)
+	}
+	return out
+}
+
+func percentileLabel(p float64) string {
+	if p == 100 {
+		return "max"
+	}
+	return fmt.Sprintf("p%g", p)
+}
+
+func round(v float64, digits int) float64 {
+	scale := 1.0
+	for range digits {
+		scale *= 10
+	}
+	return float64(int64(v*scale+0.5)) / scale
+}

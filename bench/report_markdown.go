@@ -1,0 +1,40 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteMarkdown writes the report as Markdown, ready to paste into docs: the
+// machine, then per scenario its load, limit, a table and the verdict.
+func WriteMarkdown(w io.Writer, r *Report) error {
+	ew := &errWriter{w: w}
+	fmt.Fprintf(ew, "Command: `%s`  \n", or(r.Command, "loom bench"))
+	fmt.Fprintf(ew, "Machine: %s  \n", r.Machine)
+	fmt.Fprintf(ew, "Run: %s, %s\n", r.Started.Format("2006-01-02 15:04 UTC"), short(r.Finished.Sub(r.Started)))
+	for _, note := range r.Notes {
+		fmt.Fprintf(ew, "\n> %s\n", note)
+	}
+	for _, sc := range r.Scenarios {
+		fmt.Fprintf(ew, "\n### %s\n\n", sc.Name)
+		fmt.Fprintf(ew, "%s. Load: %s. Limit: %s.\n\n", sc.Workload, describePlan(sc.Plan), sc.Limit.Formula)
+		fmt.Fprintf(ew, "| %s |\n", strings.Join(tableHeader, " | "))
+		fmt.Fprintf(ew, "|%s\n", strings.Repeat("---|", len(tableHeader)))
+		for _, run := range sc.Runs {
+			cells := tableRow(run)
+			for i, c := range cells {
+				cells[i] = strings.ReplaceAll(c, "|", `\|`)
+			}
+			fmt.Fprintf(ew, "| %s |\n", strings.Join(cells, " | "))
+		}
+		fmt.Fprintf(ew, "\n**Verdict:** %s\n", sc.Verdict)
+		for _, run := range sc.Runs {
+			if run.Status == StatusCrashed && len(run.Stderr) > 0 {
+				fmt.Fprintf(ew, "\n<details><summary>%s: last lines of the server's stderr</summary>\n\n```\n%s\n```\n</details>\n",
+					run.Model, strings.Join(lastN(run.Stderr, 8), "\n"))
+			}
+		}
+	}
+	return ew.err
+}

@@ -1,0 +1,80 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteText writes the report for a terminal: per scenario, its load and
+// limit, a table of the models and the verdict.
+func WriteText(w io.Writer, r *Report) error {
+	ew := &errWriter{w: w}
+	fmt.Fprintf(ew, "loom bench on %s\n", r.Machine)
+	for _, note := range r.Notes {
+		fmt.Fprintf(ew, "note: %s\n", note)
+	}
+	for _, sc := range r.Scenarios {
+		fmt.Fprintf(ew, "\n== %s: %s\n", sc.Name, sc.Workload)
+		fmt.Fprintf(ew, "   load: %s; limit: %s\n", describePlan(sc.Plan), sc.Limit.Formula)
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, strings.Join(tableHeader, "\t")+"\t")
+		for _, run := range sc.Runs {
+			fmt.Fprintln(tw, strings.Join(tableRow(run), "\t")+"\t")
+		}
+		tw.Flush()
+		for _, run := range sc.Runs {
+			if run.Status == StatusCrashed && len(run.Stderr) > 0 {
+				fmt.Fprintf(ew, "   %s stderr (last lines):\n", run.Model)
+				for _, line := range lastN(run.Stderr, 5) {
+					fmt.Fprintf(ew, "     | %s\n", line)
+				}
+			}
+		}
+		fmt.Fprintf(ew, "   verdict: %s\n", sc.Verdict)
+	}
+	return ew.err
+}
+
+// describePlan says what load a plan applies: "100 connections, 15s".
+func describePlan(p Plan) string {
+	parts := []string{count(int64(p.Connections)) + " connections"}
+	if p.Requests > 0 {
+		parts = append(parts, count(p.Requests)+" requests")
+	}
+	if p.Duration > 0 {
+		what := "for " + p.Duration.String()
+		if p.Requests > 0 {
+			what = "at most " + p.Duration.String()
+		}
+		parts = append(parts, what)
+	}
+	if p.MaxThreads > 0 {
+		parts = append(parts, "server thread limit "+count(int64(p.MaxThreads)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func lastN(lines []string, n int) []string {
+	if len(lines) > n {
+		return lines[len(lines)-n:]
+	}
+	return lines
+}
+
+// errWriter remembers the first write error, so that a report is written
+// with plain Fprintf calls and checked once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}

@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"time"
+
+	"github.com/loomrt/loom/load"
+)
+
+// Report is everything one `loom bench` invocation measured. It is what
+// results.json holds; WriteJSON and ReadJSON convert it.
+type Report struct {
+	// Version is the format of this structure; ReadJSON refuses others.
+	Version  int       `json:"version"`
+	Command  string    `json:"command"` // the command line that made it
+	Quick    bool      `json:"quick"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	Machine  Machine   `json:"machine"`
+	// Notes says what was left out and why (peers not built, …).
+	Notes     []string         `json:"notes,omitempty"`
+	Scenarios []ScenarioResult `json:"scenarios"`
+}
+
+// ReportVersion is the Report.Version this package writes.
+const ReportVersion = 1
+
+// ScenarioResult is one scenario's runs, one per model.
+type ScenarioResult struct {
+	Name     string     `json:"name"`
+	Workload string     `json:"workload"`
+	Seed     string     `json:"seed"`
+	Changes  string     `json:"changes"`
+	Plan     Plan       `json:"plan"`
+	Limit    Limit      `json:"limit"`
+	Runs     []ModelRun `json:"runs"`
+	// Best is the model with the highest throughput among runs that served
+	// without errors (or among all that served, if none was clean).
+	Best    string `json:"best,omitempty"`
+	Verdict string `json:"verdict"`
+}
+
+// Status says how a run ended.
+type Status string
+
+const (
+	// StatusOK: every request met its expectations.
+	StatusOK Status = "ok"
+	// StatusErrors: some requests failed (timeouts, 503s, wrong bodies).
+	StatusErrors Status = "errors"
+	// StatusFailed: no request was served, or the run could not start.
+	StatusFailed Status = "failed"
+	// StatusCrashed: the server under test died during the run.
+	StatusCrashed Status = "crashed"
+)
+
+// ModelRun is one scenario under one model.
+type ModelRun struct {
+	Model  string `json:"model"`
+	Status Status `json:"status"`
+	// Failure says why a run failed or crashed: the server's fatal error,
+	// or what went wrong starting it.
+	Failure string `json:"failure,omitempty"`
+	// Stderr holds the server's last lines of standard error when it crashed.
+	Stderr []string `json:"stderr,omitempty"`
+
+	// Throughput is served requests per second.
+	Throughput float64 `json:"throughput"`
+	// Requests counts served requests, Errors failed ones.
+	Requests int64 `json:"requests"`
+	Errors   int64 `json:"errors"`
+	// RatioToLimit is Throughput over the scenario's limit; 0 without one.
+	RatioToLimit float64 `json:"ratio_to_limit,omitempty"`
+	// RatioToBest is Throughput over the best model's.
+	RatioToBest float64 `json:"ratio_to_best,omitempty"`
+	// ModelCap is what the model's own concurrency bound allows, when it is
+	// below the scenario's limit; 0 otherwise.
+	ModelCap float64 `json:"model_cap,omitempty"`
+
+	// Latency holds percentiles of served requests (50, 90, 99, 99.9, 100).
+	Latency []Percentile `json:"latency"`
+	// Server is what the server process used.
+	Server ServerStats `json:"server"`
+	// Load is the generator's full result: status counts, errors by kind,
+	// the encoded HDR histogram and the per-second timeline.
+	Load *load.Result `json:"load,omitempty"`
+}
+
+// Percentile is one point of a latency distribution.
+type Percentile struct {
+	Percentile float64       `json:"percentile"`
+	Latency    time.Duration `json:"latency_ns"`
+}
+
+// latencyPoints are the percentiles a run records for its curve.
+var latencyPoints = []float64{50, 75, 90, 95, 99, 99.9, 99.99, 100}
+
+// LatencyAt returns the latency at percentile p among r's recorded points,
+// or 0 if it was not recorded.
+func (r *ModelRun) LatencyAt(p float64) time.Duration {
+	for _, pt := range r.Latency {
+		if pt.Percentile == p {
+			return pt.Latency
+		}
+	}
+	return 0
+}
+
+// ServerStats summarises the samples of a server under test.
+type ServerStats struct {
+	PeakRSSBytes       uint64   `json:"peak_rss_bytes"`
+	PeakThreads        int      `json:"peak_threads"`
+	PeakGoroutines     uint64   `json:"peak_goroutines"`
+	PeakNotInGo        uint64   `json:"peak_goroutines_not_in_go"`
+	CPUSeconds         float64  `json:"cpu_seconds"` // used during the run
+	GCCycles           uint64   `json:"gc_cycles"`   // completed during the run
+	RuntimeUnavailable int      `json:"runtime_unavailable,omitempty"`
+	Samples            []Sample `json:"samples"`
+}
+
+// Sample is one reading of the server, every 100 ms.
+type Sample struct {
+	// At is the time since the run's load started.
+	At         time.Duration `json:"at_ns"`
+	RSSBytes   uint64        `json:"rss_bytes"`
+	Threads    int           `json:"threads"`
+	CPUSeconds float64       `json:"cpu_seconds"`
+	// The runtime's own figures; RuntimeOK is false when the metrics
+	// listener did not answer in time (an overloaded server).
+	RuntimeOK  bool   `json:"runtime_ok"`
+	Goroutines uint64 `json:"goroutines,omitempty"`
+	NotInGo    uint64 `json:"goroutines_not_in_go,omitempty"`
+	GCCycles   uint64 `json:"gc_cycles,omitempty"`
+	HeapBytes  uint64 `json:"heap_bytes,omitempty"`
+}

@@ -1,0 +1,316 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/loomrt/loom/load"
+)
+
+// Options configures Run. The zero value runs the full catalogue, each
+// scenario under its plan's models, with servers re-executed from this
+// program's binary, and no peers.
+type Options struct {
+	// Scenarios names the scenarios to run, in catalogue order; empty
+	// means all.
+	Scenarios []string
+	// Models replaces every scenario's models (executor specs, or
+	// "peer:<framework>"); empty means each plan's own.
+	Models []string
+	// Quick runs each scenario's short plan.
+	Quick bool
+
+	// Executable serves scenarios: it is run as
+	// `Executable [ServeArgs…] serve-scenario NAME --model SPEC …`.
+	// Empty means this program (os.Executable).
+	Executable string
+	ServeArgs  []string
+	// Env is added to every server's environment, after the scenario's.
+	Env []string
+
+	// PeerServer is the path of a built bench/peers peer-server; empty
+	// means no peer runs. Peers lists its frameworks; empty means
+	// DefaultPeers.
+	PeerServer string
+	Peers      []string
+
+	// Catalogue holds the scenarios to choose from; nil means Catalogue().
+	Catalogue []*Scenario
+	// Progress receives one line per run; nil means none. With Terminal
+	// set, the line is redrawn with a bar while the run lasts.
+	Progress io.Writer
+	Terminal bool
+	// Command is recorded in the report ("loom bench --quick").
+	Command string
+	// Notes are recorded in the report (what was skipped and why).
+	Notes []string
+}
+
+// DefaultPeers are the peer frameworks bench/peers serves.
+var DefaultPeers = []string{"nethttp", "chi", "gin", "echo"}
+
+// startTimeout bounds how long a server under test may take to listen.
+const startTimeout = 30 * time.Second
+
+// job is one planned run.
+type job struct {
+	scenario *Scenario
+	plan     Plan
+	model    string
+	expected time.Duration
+}
+
+// Run runs the selected scenarios under each model, one server process at
+// a time, and returns the report. It blocks until all runs end. When ctx
+// ends, it stops the current server and returns the runs finished so far
+// with ctx's error. A server that crashes or fails is a result, not an
+// error: Run returns an error only for a bad selection or a cancelled ctx.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	jobs, err := plan(opts)
+	if err != nil {
+		return nil, err
+	}
+	exe := opts.Executable
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("find own binary: %w", err)
+		}
+	}
+	report := &Report{
+		Version: ReportVersion, Command: opts.Command, Quick: opts.Quick,
+		Started: time.Now().UTC(), Machine: DescribeMachine(), Notes: opts.Notes,
+	}
+	prog := newProgress(opts.Progress, opts.Terminal, jobs)
+	var current *ScenarioResult
+	for i, j := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		if current == nil || current.Name != j.scenario.Name {
+			report.Scenarios = append(report.Scenarios, newScenarioResult(j.scenario, j.plan))
+			current = &report.Scenarios[len(report.Scenarios)-1]
+		}
+		prog.begin(i, j)
+		run := runOne(ctx, exe, opts, j, prog.update)
+		prog.end(i, j, run)
+		current.Runs = append(current.Runs, run)
+	}
+	for i := range report.Scenarios {
+		judge(&report.Scenarios[i])
+	}
+	report.Finished = time.Now().UTC()
+	return report, ctx.Err()
+}
+
+// plan expands the options into the list of runs.
+func plan(opts Options) ([]job, error) {
+	catalogue := opts.Catalogue
+	if catalogue == nil {
+		catalogue = Catalogue()
+	}
+	selected := catalogue
+	if len(opts.Scenarios) > 0 {
+		selected = nil
+		for _, s := range catalogue {
+			for _, name := range opts.Scenarios {
+				if s.Name == name {
+					selected = append(selected, s)
+					break
+				}
+			}
+		}
+		for _, name := range opts.Scenarios {
+			if _, err := Lookup(catalogue, name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	peers := opts.Peers
+	if len(peers) == 0 {
+		peers = DefaultPeers
+	}
+	var jobs []job
+	for _, s := range selected {
+		p := s.plan(opts.Quick)
+		models := p.Models
+		if len(opts.Models) > 0 {
+			models = opts.Models
+		} else if opts.PeerServer != "" && s.Peer != "" {
+			for _, peer := range peers {
+				models = append(models, "peer:"+peer)
+			}
+		}
+		limit := s.Limit(p).PerSecond
+		for _, m := range models {
+			if IsPeer(m) && (s.Peer == "" || opts.PeerServer == "") {
+				continue // peers serve only some workloads, and only when built
+			}
+			jobs = append(jobs, job{scenario: s, plan: p, model: m, expected: p.expectedRuntime(limit)})
+		}
+	}
+	if len(jobs) == 0 {
+		return nil, fmt.Errorf("%w: no scenario and model to run", ErrNoRuns)
+	}
+	return jobs, nil
+}
+
+func newScenarioResult(s *Scenario, p Plan) ScenarioResult {
+	return ScenarioResult{
+		Name: s.Name, Workload: s.Workload, Seed: s.Seed, Changes: s.Changes,
+		Plan: p, Limit: s.Limit(p),
+	}
+}
+
+// runOne runs one scenario under one model: start the server, load it
+// while sampling it, stop it, and say what happened.
+func runOne(ctx context.Context, exe string, opts Options, j job, onProgress func(load.Progress)) ModelRun {
+	run := ModelRun{Model: j.model}
+	dir, err := os.MkdirTemp("", "loom-bench-*")
+	if err != nil {
+		run.Status, run.Failure = StatusFailed, err.Error()
+		return run
+	}
+	defer os.RemoveAll(dir)
+
+	path, args := exe, serverArgs(opts, j, dir)
+	if IsPeer(j.model) {
+		path, args = opts.PeerServer, peerArgs(j)
+	}
+	env := append(append(append(os.Environ(), j.scenario.Env...), opts.Env...), "LOOM_EXECUTOR="+j.model)
+	srv, err := startChild(ctx, path, args, env, startTimeout)
+	if err != nil {
+		run.Status, run.Failure = StatusFailed, err.Error()
+		return run
+	}
+
+	sc, p := j.scenario, j.plan
+	base := "http://" + srv.httpAddr
+	cfg := load.Config{
+		Targets:     sc.Targets(base),
+		Connections: p.Connections,
+		Requests:    p.Requests,
+		Duration:    p.Duration,
+		Timeout:     p.Timeout,
+		ExpectBody:  []byte(sc.ExpectBody),
+		Progress:    onProgress,
+	}
+	if sc.ExpectStatus != nil {
+		cfg.ExpectStatus = sc.ExpectStatus
+	}
+
+	sampling := startSampler(ctx, srv.cmd.Process.Pid, srv.metricsAddr, time.Now())
+	loadCtx, cancelLoad := context.WithCancel(ctx)
+	watchDone := make(chan struct{})
+	go func() { // a dead server cannot answer: stop loading it
+		defer close(watchDone)
+		select {
+		case <-srv.stopped:
+			cancelLoad()
+		case <-loadCtx.Done():
+		}
+	}()
+	res, err := load.Run(loadCtx, cfg)
+	cancelLoad()
+	<-watchDone
+	run.Server = sampling.Stop()
+	crashed, how := srv.crashed()
+	stopErr := srv.Stop()
+
+	switch {
+	case err != nil:
+		run.Status, run.Failure = StatusFailed, err.Error()
+		return run
+	case crashed:
+		run.Status = StatusCrashed
+		run.Failure = how
+		if fatal := srv.stderr.Fatal(); len(fatal) > 0 {
+			run.Failure = strings.Join(fatal, "; ") + " (" + how + ")"
+		}
+		run.Stderr = srv.stderr.Tail()
+	}
+	run.Load = res
+	run.Requests, run.Errors, run.Throughput = res.Requests, res.Errors.Total(), res.RequestsPerSec
+	for _, pct := range latencyPoints {
+		run.Latency = append(run.Latency, Percentile{Percentile: pct, Latency: res.Percentile(pct)})
+	}
+	if cap := modelCap(j.model, p); cap > 0 {
+		run.ModelCap = cap
+	}
+	if run.Status == "" {
+		switch {
+		case run.Requests == 0:
+			run.Status, run.Failure = StatusFailed, "no request served: "+describeErrors(res)
+		case run.Errors > 0:
+			run.Status, run.Failure = StatusErrors, describeErrors(res)
+		default:
+			run.Status = StatusOK
+		}
+	}
+	if stopErr != nil && !crashed && run.Status != StatusCrashed && ctx.Err() == nil && !isSignalExit(stopErr) {
+		// It ran, but did not shut down cleanly: worth knowing.
+		run.Stderr = srv.stderr.Tail()
+	}
+	return run
+}
+
+// isSignalExit reports whether err is the exit of a process that was
+// stopped by a signal we sent.
+func isSignalExit(err error) bool {
+	d := exitDescription(err)
+	return strings.HasPrefix(d, "signal: ") || errors.Is(err, context.Canceled)
+}
+
+// serverArgs is the command line of a loom server under test.
+func serverArgs(opts Options, j job, dir string) []string {
+	args := append(append([]string(nil), opts.ServeArgs...),
+		"serve-scenario", j.scenario.Name,
+		"--model", j.model,
+		"--addr", "127.0.0.1:0",
+		"--metrics-addr", "127.0.0.1:0",
+		"--dir", dir,
+	)
+	if opts.Quick {
+		args = append(args, "--quick") // the child reads the same plan from the catalogue
+	}
+	return args
+}
+
+// describeErrors summarises why requests failed: "1,000 status (404: 1,000)".
+func describeErrors(res *load.Result) string {
+	e := res.Errors
+	var parts []string
+	add := func(n int64, what string) {
+		if n > 0 {
+			parts = append(parts, count(n)+" "+what)
+		}
+	}
+	add(e.Status, "unexpected status")
+	add(e.Body, "body without the marker")
+	add(e.Timeout, "timeouts")
+	add(e.Refused, "refused")
+	add(e.Reset, "resets")
+	add(e.Connect, "connect errors")
+	add(e.Read, "read errors")
+	add(e.Write, "write errors")
+	if len(parts) == 0 {
+		return "no errors"
+	}
+	s := strings.Join(parts, ", ")
+	if e.Status > 0 {
+		var codes []string
+		for code, n := range res.Status {
+			if code < 200 || code > 299 {
+				codes = append(codes, fmt.Sprintf("%d×%s", code, count(n)))
+			}
+		}
+		if len(codes) > 0 {
+			s += " (" + strings.Join(sortedStrings(codes), ", ") + ")"
+		}
+	}
+	return s
+}

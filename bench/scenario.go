@@ -1,0 +1,169 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/loomrt/loom/load"
+	"github.com/loomrt/loom/web"
+)
+
+// A Scenario is one benchmark workload: the server under test, the load it
+// gets, the limit physics sets, and where it comes from. The same value
+// describes both sides: the runner reads the load half, and the child
+// process started by `loom serve-scenario` reads the server half.
+type Scenario struct {
+	// Name is how the command line names it ("cask-sleep").
+	Name string
+	// Workload says in one line what a request does.
+	Workload string
+	// Seed says what the experiment this scenario reproduces measured.
+	Seed string
+	// Changes says what differs from the seed and why (a 2-core machine).
+	Changes string
+
+	// Peer names the peer-server workload ("hello", "sleep") when peers can
+	// serve this scenario; empty when they cannot.
+	Peer string
+
+	// Full and Quick are the loads of `loom bench` and `loom bench --quick`.
+	Full, Quick Plan
+
+	// Env is added to the server's environment ("GOMAXPROCS=1").
+	Env []string
+
+	// Limit returns the best throughput physics allows for a plan, with the
+	// formula that gives it. PerSecond is 0 when no closed form exists
+	// (CPU-bound work whose cost depends on the machine and the framework).
+	Limit func(p Plan) Limit
+
+	// Targets returns the requests of the mix against the server at base
+	// ("http://127.0.0.1:1234").
+	Targets func(base string) []load.Target
+	// ExpectBody must occur in every response body; ExpectStatus must accept
+	// every status (nil: 2xx).
+	ExpectBody   string
+	ExpectStatus func(code int) bool
+
+	// Serve mounts the scenario's routes on app, in the child process. dir
+	// is an empty directory the runner removes afterwards. The returned
+	// function, if any, runs after the app has shut down.
+	Serve func(ctx context.Context, app *web.App, p Plan, dir string) (cleanup func() error, err error)
+}
+
+// Plan is the size of one scenario's load.
+type Plan struct {
+	// Models are the execution models the plan runs under unless the user
+	// picks others: executor specs for loom.Parse.
+	Models []string `json:"models"`
+	// Connections is the number of client connections, all opened at once.
+	Connections int `json:"connections"`
+	// Requests stops a run after this many requests; 0: no count.
+	Requests int64 `json:"requests,omitempty"`
+	// Duration stops a run after this long, whatever Requests says, so that
+	// a model that is 50 times slower does not take 50 times as long.
+	Duration time.Duration `json:"duration_ns"`
+	// Timeout bounds each request; 0 means load's default (30 s).
+	Timeout time.Duration `json:"timeout_ns,omitempty"`
+	// Service is how long a handler waits (sleeps or blocks) per request;
+	// 0 for CPU-bound handlers.
+	Service time.Duration `json:"service_ns,omitempty"`
+	// MaxThreads, when positive, is the server's OS thread limit
+	// (debug.SetMaxThreads); 0 keeps Go's default, 10,000.
+	MaxThreads int `json:"max_threads,omitempty"`
+}
+
+// Limit is a scenario's physical limit for one plan.
+type Limit struct {
+	PerSecond float64 `json:"per_second"` // 0: no closed form
+	Formula   string  `json:"formula"`    // how PerSecond follows from the plan
+}
+
+// plan returns the plan for a quick or full run.
+func (s *Scenario) plan(quick bool) Plan {
+	if quick {
+		return s.Quick
+	}
+	return s.Full
+}
+
+// expectedRuntime estimates how long a run of p takes, for progress.
+func (p Plan) expectedRuntime(limit float64) time.Duration {
+	if p.Requests > 0 && limit > 0 {
+		d := time.Duration(float64(p.Requests) / limit * float64(time.Second))
+		if p.Duration == 0 || d < p.Duration {
+			return d
+		}
+	}
+	return p.Duration
+}
+
+// Concurrency returns how many requests a model lets run at once: the N of
+// pool:N, threads:N and limit:N, or 0 for models that set no bound
+// (virtual, thread-per-task, peers).
+func Concurrency(model string) int {
+	kind, rest, ok := strings.Cut(model, ":")
+	if !ok {
+		return 0
+	}
+	switch strings.TrimSpace(kind) {
+	case "pool", "threads", "limit":
+		count, _, _ := strings.Cut(rest, ",")
+		n, err := strconv.Atoi(strings.TrimSpace(count))
+		if err != nil || n < 0 {
+			return 0
+		}
+		return n
+	}
+	return 0
+}
+
+// IsPeer reports whether model names a peer framework ("peer:gin").
+func IsPeer(model string) bool {
+	return strings.HasPrefix(model, "peer:")
+}
+
+// waitLimit is the limit of a scenario whose handlers wait for service per
+// request: every connection can have one request in service at a time.
+func waitLimit(p Plan) Limit {
+	perSecond := float64(p.Connections) / p.Service.Seconds()
+	formula := fmt.Sprintf("%s connections ÷ %s = %s req/s", count(int64(p.Connections)), p.Service, count(int64(perSecond)))
+	if p.Requests > 0 {
+		floor := time.Duration(float64(p.Requests) / perSecond * float64(time.Second))
+		formula += fmt.Sprintf("; %s requests take at least %s", count(p.Requests), floor.Round(100*time.Millisecond))
+	}
+	return Limit{PerSecond: perSecond, Formula: formula}
+}
+
+// modelCap is the throughput a model's own bound allows in a waiting
+// scenario: min(connections, concurrency) ÷ service time. It returns 0 when
+// the model sets no bound below the connections, or the scenario does not
+// wait.
+func modelCap(model string, p Plan) float64 {
+	n := Concurrency(model)
+	if n == 0 || p.Service == 0 || n >= p.Connections {
+		return 0
+	}
+	return float64(n) / p.Service.Seconds()
+}
+
+// count formats n with thousands separators: 10000 → "10,000".
+func count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,160 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/loomrt/loom"
+	"github.com/loomrt/loom/internal/runtimestats"
+	"github.com/loomrt/loom/web"
+)
+
+// ServeConfig describes a server under test: what `loom serve-scenario`
+// runs in the child process.
+type ServeConfig struct {
+	// Scenario names the scenario whose routes to serve.
+	Scenario string
+	// Model is the executor spec the routes run on; empty means
+	// loom.FromEnv("HTTP"): LOOM_EXECUTOR_HTTP, else LOOM_EXECUTOR, else
+	// virtual.
+	Model string
+	// Quick selects the scenario's quick plan.
+	Quick bool
+	// Addr and MetricsAddr are where to listen for the workload and for
+	// runtimestats; "127.0.0.1:0" picks a free port.
+	Addr, MetricsAddr string
+	// Dir is an empty directory for the scenario's files; empty means a
+	// temporary directory removed on return.
+	Dir string
+	// Scenarios is the catalogue to look the name up in; nil means
+	// Catalogue().
+	Scenarios []*Scenario
+}
+
+// listeningPrefix starts the line a server under test prints on stdout once
+// it accepts connections: "listening http=127.0.0.1:41234 metrics=127.0.0.1:41235".
+const listeningPrefix = "listening "
+
+// Serve runs the server under test until ctx ends, then shuts it down. Once
+// both listeners are open it prints the listening line on out, which is how
+// the runner learns the ports. It blocks; it returns an error when the
+// scenario or model is unknown, a port is taken, or the shutdown is not
+// clean.
+func Serve(ctx context.Context, cfg ServeConfig, out io.Writer) (err error) {
+	scenarios := cfg.Scenarios
+	if scenarios == nil {
+		scenarios = Catalogue()
+	}
+	sc, err := Lookup(scenarios, cfg.Scenario)
+	if err != nil {
+		return err
+	}
+	plan := sc.plan(cfg.Quick)
+	if plan.MaxThreads > 0 {
+		debug.SetMaxThreads(plan.MaxThreads)
+	}
+	var exec loom.Executor
+	if cfg.Model == "" {
+		exec, err = loom.FromEnv("HTTP")
+	} else {
+		exec, err = loom.Parse(cfg.Model)
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// In-flight handlers have had the app's grace; what is left is
+		// cancelled rather than waited for.
+		stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		if serr := exec.Shutdown(stop); serr != nil {
+			err = errors.Join(err, fmt.Errorf("shut down executor: %w", serr))
+		}
+	}()
+
+	dir := cfg.Dir
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "loom-serve-*")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	}
+
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	app, err := web.New(web.WithExecutor(exec), web.Logger(logger), web.ShutdownGrace(2*time.Second),
+		web.ConfigureServer(func(s *http.Server) {
+			// Thousands of connections may sit in the listen backlog; the
+			// default 10 s header timeout would cut them off.
+			s.ReadHeaderTimeout = time.Minute
+		}))
+	if err != nil {
+		return err
+	}
+	cleanup, err := sc.Serve(ctx, app, plan, dir)
+	if err != nil {
+		return errors.Join(err, app.Shutdown(context.WithoutCancel(ctx)))
+	}
+	if cleanup != nil {
+		defer func() { err = errors.Join(err, cleanup()) }()
+	}
+
+	addr, metricsAddr := or(cfg.Addr, "127.0.0.1:0"), or(cfg.MetricsAddr, "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return errors.Join(fmt.Errorf("listen: %w", err), app.Shutdown(context.WithoutCancel(ctx)))
+	}
+	mln, err := net.Listen("tcp", metricsAddr)
+	if err != nil {
+		return errors.Join(fmt.Errorf("listen for metrics: %w", err), ln.Close(), app.Shutdown(context.WithoutCancel(ctx)))
+	}
+	metrics := &http.Server{Handler: runtimestats.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	metricsDone := make(chan error, 1)
+	go func() { metricsDone <- metrics.Serve(mln) }()
+	defer func() {
+		err = errors.Join(err, metrics.Close())
+		if merr := <-metricsDone; !errors.Is(merr, http.ErrServerClosed) {
+			err = errors.Join(err, fmt.Errorf("serve metrics: %w", merr))
+		}
+	}()
+
+	if _, err := fmt.Fprintf(out, "%shttp=%s metrics=%s\n", listeningPrefix, ln.Addr(), mln.Addr()); err != nil {
+		return errors.Join(err, ln.Close(), app.Shutdown(context.WithoutCancel(ctx)))
+	}
+	return app.Serve(ctx, ln)
+}
+
+// parseListening reads the addresses from a listening line; ok is false
+// for any other line.
+func parseListening(line string) (httpAddr, metricsAddr string, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimSpace(line), listeningPrefix)
+	if !found {
+		return "", "", false
+	}
+	for _, field := range strings.Fields(rest) {
+		key, value, _ := strings.Cut(field, "=")
+		switch key {
+		case "http":
+			httpAddr = value
+		case "metrics":
+			metricsAddr = value
+		}
+	}
+	return httpAddr, metricsAddr, httpAddr != ""
+}
+
+func or(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}

@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// judge fills in each run's ratios, the best model and the verdict of a
+// scenario's runs.
+func judge(sr *ScenarioResult) {
+	best := bestRun(sr.Runs)
+	for i := range sr.Runs {
+		r := &sr.Runs[i]
+		if sr.Limit.PerSecond > 0 {
+			r.RatioToLimit = r.Throughput / sr.Limit.PerSecond
+		}
+		if best != nil && best.Throughput > 0 {
+			r.RatioToBest = r.Throughput / best.Throughput
+		}
+	}
+	if best != nil {
+		sr.Best = best.Model
+	}
+	sr.Verdict = verdict(sr, best)
+}
+
+// bestRun is the fastest run that served without errors, or, if none did,
+// the fastest that served at all. Crashed runs never count.
+func bestRun(runs []ModelRun) *ModelRun {
+	var best, bestAny *ModelRun
+	for i := range runs {
+		r := &runs[i]
+		if r.Status == StatusCrashed || r.Status == StatusFailed || r.Requests == 0 {
+			continue
+		}
+		if bestAny == nil || r.Throughput > bestAny.Throughput {
+			bestAny = r
+		}
+		if r.Status == StatusOK && (best == nil || r.Throughput > best.Throughput) {
+			best = r
+		}
+	}
+	if best == nil {
+		return bestAny
+	}
+	return best
+}
+
+// verdict says in one sentence what the runs show: the winner and its
+// distance to the limit, then what held each other model back.
+func verdict(sr *ScenarioResult, best *ModelRun) string {
+	if best == nil {
+		var why []string
+		for _, r := range sr.Runs {
+			why = append(why, r.Model+" "+describeRun(r))
+		}
+		return "No model served this scenario: " + strings.Join(why, "; ") + "."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s is best at %s req/s", best.Model, rate(best.Throughput))
+	if sr.Limit.PerSecond > 0 {
+		fmt.Fprintf(&b, " (%s of the %s req/s limit)", percent(best.RatioToLimit), rate(sr.Limit.PerSecond))
+	}
+	if best.Status == StatusErrors {
+		fmt.Fprintf(&b, " but with %s errors", count(best.Errors))
+	}
+
+	var close, capped, slower, broken []string
+	for _, r := range sr.Runs {
+		if r.Model == best.Model {
+			continue
+		}
+		switch {
+		case r.Status == StatusCrashed || r.Status == StatusFailed:
+			broken = append(broken, r.Model+" "+describeRun(r))
+		case r.ModelCap > 0 && r.Throughput <= 1.15*r.ModelCap && r.RatioToBest < 0.9:
+			capped = append(capped, fmt.Sprintf("%s is capped at %s req/s by its %d workers%s",
+				r.Model, rate(r.ModelCap), Concurrency(r.Model), errorNote(r)))
+		case r.RatioToBest >= 0.9:
+			close = append(close, r.Model+errorNote(r))
+		default:
+			slower = append(slower, fmt.Sprintf("%s reaches %s of it%s", r.Model, percent(r.RatioToBest), errorNote(r)))
+		}
+	}
+	if len(close) > 0 {
+		fmt.Fprintf(&b, "; %s within 10%% of it", joinAnd(close))
+	}
+	for _, group := range [][]string{capped, slower, broken} {
+		if len(group) > 0 {
+			b.WriteString("; " + strings.Join(group, "; "))
+		}
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// describeRun says briefly what became of a run that did not serve.
+func describeRun(r ModelRun) string {
+	switch r.Status {
+	case StatusCrashed:
+		return "crashed: " + firstLine(r.Failure, 120)
+	case StatusFailed:
+		return "failed: " + firstLine(r.Failure, 120)
+	}
+	return string(r.Status)
+}
+
+func errorNote(r ModelRun) string {
+	if r.Errors == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s errors)", count(r.Errors))
+}
+
+// rate formats a throughput: "1,000", "38.4", "0.9".
+func rate(perSecond float64) string {
+	if perSecond >= 100 {
+		return count(int64(perSecond + 0.5))
+	}
+	return fmt.Sprintf("%.1f", perSecond)
+}
+
+// percent formats a ratio as a percentage: 0.985 → "98.5%", 0.42 → "42%".
+func percent(ratio float64) string {
+	p := ratio * 100
+	if p >= 10 && p < 99.95 && p != float64(int(p)) && p > 95 {
+		return fmt.Sprintf("%.1f%%", p)
+	}
+	if p < 10 {
+		return fmt.Sprintf("%.1f%%", p)
+	}
+	return fmt.Sprintf("%.0f%%", p)
+}
+
+// joinAnd joins "a", "b", "c" as "a, b and c".
+func joinAnd(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+func sortedStrings(s []string) []string {
+	slices.Sort(s)
+	return s
+}

@@ -1,0 +1,35 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/loomrt/loom/examples/todo/todoapp"
+	"github.com/loomrt/loom/web"
+)
+
+// todoSeed is how many todos the database starts with; the second half
+// starts completed (see todoTargets).
+const todoSeed = 20
+
+// serveTodo opens a fresh SQLite database in dir, seeds it and mounts the
+// todo app's routes.
+func serveTodo(ctx context.Context, app *web.App, _ Plan, dir string) (func() error, error) {
+	store, err := todoapp.OpenSQLite(ctx, filepath.Join(dir, "todo.db"))
+	if err != nil {
+		return nil, fmt.Errorf("open todo database: %w", err)
+	}
+	for i := 1; i <= todoSeed; i++ {
+		t, err := store.Create(ctx, fmt.Sprintf("seeded todo %d", i))
+		if err == nil && i > todoSeed/2 {
+			_, err = store.Toggle(ctx, t.ID)
+		}
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("seed todo database: %w", err), store.Close())
+		}
+	}
+	todoapp.Register(app, store)
+	return store.Close, nil
+}
