@@ -164,7 +164,7 @@ func TestAPI(t *testing.T) {
 			contentType: "text/plain", body: `{"text":"x"}`,
 			wantStatus: 415, wantError: `content type "text/plain" is not application/json`},
 		{name: "create oversize body", method: "POST", path: "/api/todos",
-			body: `{"text":"` + strings.Repeat("a", web.DefaultBodyLimit) + `"}`,
+			body:       `{"text":"` + strings.Repeat("a", web.DefaultBodyLimit) + `"}`,
 			wantStatus: 413, wantError: "request body larger than",
 			wantList: "[" + todo1 + "," + todo2 + "," + todo3 + "]"},
 
