@@ -181,3 +181,28 @@ func BenchmarkStatsSampling(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRunCancellableContext is BenchmarkRun with a submit context that
+// can be cancelled, as an HTTP request's is: the executor then derives a
+// context per task so that Shutdown can cancel it.
+func BenchmarkRunCancellableContext(b *testing.B) {
+	for _, be := range benchExecutors {
+		if be.kind == "threads" || be.kind == "thread-per-task" {
+			continue // dominated by thread switches; nothing to learn here
+		}
+		b.Run(be.kind, func(b *testing.B) {
+			e := be.make()
+			defer benchShutdown(b, e)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			task := func(context.Context) {}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := e.Run(ctx, task); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -20,9 +20,9 @@ import (
 // tasks.
 const sampleMask = 15
 
-// stopShards spreads the registrations of tasks whose submit context is
-// cancellable over several contexts, so they do not all take one mutex.
-const stopShards = 8
+// cancelShards spreads the registrations of tasks whose submit context is
+// cancellable over several lists, so they do not all take one mutex.
+const cancelShards = 8
 
 // core holds what every executor shares: identity, counters, the panic
 // report, the admission gate and the machinery Shutdown uses to give up.
@@ -53,9 +53,10 @@ type core struct {
 	// waiting; every task's context ends with it.
 	stop       context.Context
 	cancel     context.CancelCauseFunc
-	stopShards [stopShards]context.Context
-	stopCancel [stopShards]context.CancelFunc
 	abandoning atomic.Bool
+	// cancels holds the cancel functions of the running tasks whose submit
+	// context was cancellable, for Shutdown to call when it gives up.
+	cancels [cancelShards]cancelList
 
 	gate    gate
 	closing chan struct{} // closed when Shutdown begins: wakes callers waiting for room
@@ -83,8 +84,8 @@ func (c *core) init(kind string, cfg config, workers, queueCapacity int) {
 	c.epoch = time.Now()
 	c.sampleMask = sampleMask
 	c.stop, c.cancel = context.WithCancelCause(context.Background())
-	for i := range c.stopShards {
-		c.stopShards[i], c.stopCancel[i] = context.WithCancel(c.stop)
+	for i := range c.cancels {
+		c.cancels[i].init()
 	}
 	c.gate.idle = make(chan struct{})
 	c.closing = make(chan struct{})
@@ -111,10 +112,19 @@ func (c *core) run(parent context.Context, t Task, admitted int64) {
 		c.count(detached{Context: parent, stop: c.stop}, t, admitted)
 		return
 	}
+	// The task's context must end with its submit context and with the
+	// executor's stop. Deriving it from the submit context and listing its
+	// cancel function, in a list Shutdown walks, costs two allocations
+	// (context.WithCancelCause's); context.AfterFunc would cost three more.
 	ctx, cancel := context.WithCancelCause(parent)
-	unhook := context.AfterFunc(c.stopShards[rand.Uint32()%stopShards], func() { cancel(ErrAbandoned) })
+	entry := cancelEntries.Get().(*cancelEntry)
+	entry.cancel = cancel
+	list := &c.cancels[rand.Uint32()%cancelShards]
+	list.add(entry, &c.abandoning)
 	c.count(ctx, t, admitted)
-	unhook()
+	list.remove(entry)
+	entry.cancel = nil
+	cancelEntries.Put(entry)
 	cancel(nil)
 }
 
@@ -205,8 +215,8 @@ func (c *core) abandon(cause error, drain func()) error {
 		c.abandoning.Store(true)
 		running := c.running.Load()
 		c.cancel(ErrAbandoned)
-		for _, cancel := range c.stopCancel {
-			cancel()
+		for i := range c.cancels {
+			c.cancels[i].cancelAll()
 		}
 		if drain != nil {
 			drain()
@@ -239,6 +249,60 @@ func (e *abandonError) Error() string {
 }
 
 func (e *abandonError) Unwrap() []error { return []error{ErrAbandoned, e.cause} }
+
+// cancelEntry links one running task's cancel function into a cancelList.
+// Entries are recycled, so listing a task allocates nothing.
+type cancelEntry struct {
+	cancel     context.CancelCauseFunc
+	prev, next *cancelEntry
+}
+
+var cancelEntries = sync.Pool{New: func() any { return new(cancelEntry) }}
+
+// cancelList is a doubly linked list of running tasks' cancel functions.
+type cancelList struct {
+	mu   sync.Mutex
+	root cancelEntry // sentinel: root.next is the first entry
+	_    [40]byte    // keeps neighbouring lists off one cache line
+}
+
+func (l *cancelList) init() {
+	l.root.next, l.root.prev = &l.root, &l.root
+}
+
+// add lists e, or cancels it at once if Shutdown has already given up: the
+// flag is read under the lock cancelAll takes, so no task slips between.
+func (l *cancelList) add(e *cancelEntry, abandoning *atomic.Bool) {
+	l.mu.Lock()
+	if abandoning.Load() {
+		l.mu.Unlock()
+		e.cancel(ErrAbandoned)
+		e.prev, e.next = nil, nil
+		return
+	}
+	e.prev, e.next = &l.root, l.root.next
+	l.root.next.prev = e
+	l.root.next = e
+	l.mu.Unlock()
+}
+
+func (l *cancelList) remove(e *cancelEntry) {
+	l.mu.Lock()
+	if e.next != nil {
+		e.prev.next, e.next.prev = e.next, e.prev
+		e.prev, e.next = nil, nil
+	}
+	l.mu.Unlock()
+}
+
+// cancelAll cancels every listed task; the caller has set the abandoning flag.
+func (l *cancelList) cancelAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for e := l.root.next; e != &l.root; e = e.next {
+		e.cancel(ErrAbandoned)
+	}
+}
 
 // detached gives a task the values of a submit context that cannot be
 // cancelled, and the cancellation of the executor.

@@ -129,13 +129,18 @@ func (l *limit) start() bool {
 	}
 	select {
 	case l.slots <- struct{}{}:
-		return true
+		if !l.abandoning.Load() {
+			return true
+		}
+		// Shutdown gave up while this task waited: a slot freed by a
+		// cancelled task does not let a queued one start.
+		<-l.slots
 	case <-l.stop.Done():
-		l.abandoned.Add(1)
-		<-l.tickets
-		l.gate.exit()
-		return false
 	}
+	l.abandoned.Add(1)
+	<-l.tickets
+	l.gate.exit()
+	return false
 }
 
 func (l *limit) finish() {

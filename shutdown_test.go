@@ -3,6 +3,7 @@ package loom
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,8 +68,10 @@ func TestShutdownDrains(t *testing.T) {
 // TestShutdownDeadline checks that when Shutdown's context ends first, the
 // running tasks' contexts are cancelled, the queued tasks are counted as
 // abandoned, a queued Run returns ErrAbandoned, and nothing is lost: every
-// admitted task either ran or was counted.
+// admitted task either ran or was counted. The submit context takes each of
+// the three forms the executors treat differently.
 func TestShutdownDeadline(t *testing.T) {
+	type submitKey struct{}
 	for _, tc := range []struct {
 		kind    string
 		make    func() Executor
@@ -80,66 +83,90 @@ func TestShutdownDeadline(t *testing.T) {
 		{"thread-per-task", func() Executor { return ThreadPerTask() }, 6},
 		{"limit", func() Executor { return Limit(2, Queue(6)) }, 2},
 	} {
-		t.Run(tc.kind, func(t *testing.T) {
-			e := tc.make()
-			var ran, cancelled atomic.Int64
-			started := make(chan struct{}, 6)
-			// Each task waits for its context to end, as a well-behaved task does.
-			task := func(ctx context.Context) {
-				ran.Add(1)
-				started <- struct{}{}
-				<-ctx.Done()
-				if errors.Is(context.Cause(ctx), ErrAbandoned) {
-					cancelled.Add(1)
-				}
-			}
-			for i := range 5 {
-				if err := e.Go(context.Background(), task); err != nil {
-					t.Fatalf("Go %d: %v", i, err)
-				}
-			}
-			// One more, submitted with Run from another goroutine.
-			var wg sync.WaitGroup
-			var runErr error
-			wg.Go(func() { runErr = e.Run(context.Background(), task) })
-			for range tc.running {
-				<-started
-			}
-			for e.Stats().Submitted != 6 {
-				time.Sleep(time.Millisecond)
-			}
+		for _, submit := range []struct {
+			name string
+			ctx  func(t *testing.T) context.Context
+		}{
+			{"background", func(*testing.T) context.Context { return context.Background() }},
+			{"cancellable", func(t *testing.T) context.Context {
+				ctx, cancel := context.WithCancel(context.Background())
+				t.Cleanup(cancel)
+				return ctx
+			}},
+			{"values-only", func(*testing.T) context.Context {
+				return context.WithValue(context.Background(), submitKey{}, "v")
+			}},
+		} {
+			t.Run(tc.kind+"/"+submit.name, func(t *testing.T) {
+				testShutdownDeadline(t, tc.make(), tc.running, tc.kind != "limit", submit.ctx(t))
+			})
+		}
+	}
+}
 
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-			defer cancel()
-			err := e.Shutdown(ctx)
-			if !errors.Is(err, ErrAbandoned) || !errors.Is(err, context.DeadlineExceeded) {
-				t.Fatalf("Shutdown = %v; want ErrAbandoned and context.DeadlineExceeded", err)
-			}
-			queued := 6 - tc.running
-			if !strings.Contains(err.Error(), "queued tasks abandoned") {
-				t.Errorf("Shutdown error %q does not say what was abandoned", err)
-			}
-			// A second call with room to wait sees every goroutine gone.
-			if err := e.Shutdown(context.Background()); err != nil {
-				t.Fatalf("second Shutdown = %v; want nil", err)
-			}
-			wg.Wait()
+// testShutdownDeadline runs the test on e, where running tasks start at once;
+// fifo says whether the tasks start in the order they were submitted.
+func testShutdownDeadline(t *testing.T, e Executor, running int, fifo bool, submitCtx context.Context) {
+	var ran, cancelled atomic.Int64
+	started := make(chan struct{}, 6)
+	// Each task waits for its context to end, as a well-behaved task does.
+	task := func(ctx context.Context) {
+		ran.Add(1)
+		started <- struct{}{}
+		<-ctx.Done()
+		if errors.Is(context.Cause(ctx), ErrAbandoned) || ctx.Err() != nil {
+			cancelled.Add(1)
+		}
+	}
+	for i := range 5 {
+		if err := e.Go(submitCtx, task); err != nil {
+			t.Fatalf("Go %d: %v", i, err)
+		}
+	}
+	// One more, submitted with Run from another goroutine.
+	var wg sync.WaitGroup
+	var runErr error
+	wg.Go(func() { runErr = e.Run(submitCtx, task) })
+	for range running {
+		<-started
+	}
+	for e.Stats().Submitted != 6 {
+		time.Sleep(time.Millisecond)
+	}
 
-			s := e.Stats()
-			if s.Abandoned != uint64(queued) || ran.Load() != int64(tc.running) {
-				t.Errorf("abandoned %d, ran %d; want %d, %d", s.Abandoned, ran.Load(), queued, tc.running)
-			}
-			if got := cancelled.Load(); got != int64(tc.running) {
-				t.Errorf("%d tasks saw their context cancelled with cause ErrAbandoned; want %d", got, tc.running)
-			}
-			if s.Submitted != s.Completed+s.Abandoned {
-				t.Errorf("Stats submitted %d != completed %d + abandoned %d: a task was lost", s.Submitted, s.Completed, s.Abandoned)
-			}
-			// The Run either ran (and returned nil) or was abandoned.
-			if runErr != nil && !errors.Is(runErr, ErrAbandoned) {
-				t.Errorf("Run = %v; want nil or ErrAbandoned", runErr)
-			}
-		})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	err := e.Shutdown(ctx)
+	if !errors.Is(err, ErrAbandoned) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown = %v; want ErrAbandoned and context.DeadlineExceeded", err)
+	}
+	queued := 6 - running
+	if want := fmt.Sprintf("%d queued tasks abandoned, %d running tasks cancelled", queued, running); !strings.Contains(err.Error(), want) {
+		t.Errorf("Shutdown error %q does not say %q", err, want)
+	}
+	// A second call with room to wait sees every goroutine gone.
+	if err := e.Shutdown(context.Background()); err != nil {
+		t.Fatalf("second Shutdown = %v; want nil", err)
+	}
+	wg.Wait()
+
+	s := e.Stats()
+	if s.Abandoned != uint64(queued) || ran.Load() != int64(running) {
+		t.Errorf("abandoned %d, ran %d; want %d, %d", s.Abandoned, ran.Load(), queued, running)
+	}
+	if got := cancelled.Load(); got != int64(running) {
+		t.Errorf("%d running tasks saw their context cancelled; want %d", got, running)
+	}
+	if s.Submitted != s.Completed+s.Abandoned {
+		t.Errorf("Stats submitted %d != completed %d + abandoned %d: a task was lost", s.Submitted, s.Completed, s.Abandoned)
+	}
+	// The Run either ran (and returned nil) or was abandoned.
+	if runErr != nil && !errors.Is(runErr, ErrAbandoned) {
+		t.Errorf("Run = %v; want nil or ErrAbandoned", runErr)
+	}
+	if fifo && queued > 0 && runErr == nil {
+		// The Run was submitted last, so it was queued.
+		t.Errorf("queued Run = nil; want ErrAbandoned")
 	}
 }
 
