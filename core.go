@@ -121,7 +121,11 @@ func (c *core) run(parent context.Context, t Task, admitted int64) {
 	entry.cancel = cancel
 	list := &c.cancels[rand.Uint32()%cancelShards]
 	list.add(entry, &c.abandoning)
+	defer unlist(list, entry, cancel) // deferred: see count
 	c.count(ctx, t, admitted)
+}
+
+func unlist(list *cancelList, entry *cancelEntry, cancel context.CancelCauseFunc) {
 	list.remove(entry)
 	entry.cancel = nil
 	cancelEntries.Put(entry)
@@ -129,7 +133,9 @@ func (c *core) run(parent context.Context, t Task, admitted int64) {
 }
 
 // count runs t, keeping Running, PeakRunning, Completed and the sampled
-// latencies.
+// latencies. The bookkeeping after t is deferred so that it also happens when
+// t calls runtime.Goexit (as t.FailNow does in a test), which no recover
+// stops.
 func (c *core) count(ctx context.Context, t Task, admitted int64) {
 	r := c.running.Add(1)
 	for p := c.peak.Load(); r > p && !c.peak.CompareAndSwap(p, r); p = c.peak.Load() {
@@ -139,7 +145,11 @@ func (c *core) count(ctx context.Context, t Task, admitted int64) {
 		start = time.Since(c.epoch)
 		c.queueWait.Record(start - time.Duration(admitted-1))
 	}
+	defer c.counted(admitted, start)
 	c.call(ctx, t)
+}
+
+func (c *core) counted(admitted int64, start time.Duration) {
 	if admitted != 0 {
 		c.runTime.Record(time.Since(c.epoch) - start)
 	}

@@ -3,6 +3,7 @@ package loom
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -103,6 +104,35 @@ func TestPanicIsRecovered(t *testing.T) {
 			}
 			if got := e.Stats().Panicked; got != 1 {
 				t.Errorf("Stats.Panicked = %d; want 1", got)
+			}
+		})
+	}
+}
+
+// TestGoexitKeepsExecutorWhole checks that a task calling runtime.Goexit, as
+// t.FailNow does, is counted as completed, releases its worker or slot, and
+// lets Shutdown finish.
+func TestGoexitKeepsExecutorWhole(t *testing.T) {
+	for _, tc := range everyExecutor {
+		t.Run(tc.kind, func(t *testing.T) {
+			e := tc.make()
+			for range 3 {
+				done := make(chan struct{})
+				if err := e.Go(context.Background(), func(context.Context) {
+					defer close(done)
+					runtime.Goexit()
+				}); err != nil {
+					t.Fatal(err)
+				}
+				<-done
+			}
+			ran := false
+			if err := e.Run(context.Background(), func(context.Context) { ran = true }); err != nil || !ran {
+				t.Fatalf("Run after Goexit = %v, ran %v; want nil, true", err, ran)
+			}
+			shutdown(t, e)
+			if s := e.Stats(); s.Completed != 4 || s.Running != 0 {
+				t.Errorf("Stats completed, running = %d, %d; want 4, 0", s.Completed, s.Running)
 			}
 		})
 	}

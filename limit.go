@@ -69,8 +69,8 @@ func (l *limit) goroutine(ctx context.Context, t Task, admitted int64) {
 	if !l.start() {
 		return
 	}
+	defer l.finish() // deferred, in case t calls runtime.Goexit
 	l.run(ctx, t, admitted)
-	l.finish()
 }
 
 // Run admits t and runs it on the caller's goroutine once a slot is free.
@@ -82,8 +82,8 @@ func (l *limit) Run(ctx context.Context, t Task) error {
 	if !l.start() {
 		return ErrAbandoned
 	}
+	defer l.finish() // deferred, in case t calls runtime.Goexit
 	l.run(ctx, t, admitted)
-	l.finish()
 	return nil
 }
 

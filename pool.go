@@ -99,20 +99,39 @@ func (p *pool) work() {
 	}
 	pprof.SetGoroutineLabels(p.labels)
 	for j := range p.tasks {
-		if p.abandoning.Load() {
-			p.abandoned.Add(1)
-			if j.result != nil {
-				j.result <- ErrAbandoned
-			}
-			continue
-		}
-		p.run(j.ctx, j.task, j.admitted)
-		if j.result != nil {
-			j.result <- nil
-		}
+		p.runJob(j)
 	}
 	if p.alive.Add(-1) == 0 {
 		close(p.done)
+	}
+}
+
+func (p *pool) runJob(j job) {
+	if p.abandoning.Load() {
+		p.abandoned.Add(1)
+		if j.result != nil {
+			j.result <- ErrAbandoned
+		}
+		return
+	}
+	goexit := true
+	defer func() {
+		if goexit {
+			// The task called runtime.Goexit, which ends this goroutine
+			// whatever we do: report completion and start a replacement,
+			// so the pool keeps its size.
+			p.completeJob(j)
+			go p.work()
+		}
+	}()
+	p.run(j.ctx, j.task, j.admitted)
+	goexit = false
+	p.completeJob(j)
+}
+
+func (p *pool) completeJob(j job) {
+	if j.result != nil {
+		j.result <- nil
 	}
 }
 

@@ -59,7 +59,11 @@ func (e *threadPerTask) thread(ctx context.Context, t Task, admitted int64, done
 	// Never unlocked: the thread is retired when this goroutine exits.
 	runtime.LockOSThread()
 	pprof.SetGoroutineLabels(e.labels)
+	defer e.finish(done) // deferred, in case t calls runtime.Goexit
 	e.run(ctx, t, admitted)
+}
+
+func (e *threadPerTask) finish(done chan error) {
 	if done != nil {
 		done <- nil
 	}

@@ -41,8 +41,8 @@ func (v *virtual) Go(ctx context.Context, t Task) error {
 
 func (v *virtual) goroutine(ctx context.Context, t Task, admitted int64) {
 	pprof.SetGoroutineLabels(v.labels)
+	defer v.gate.exit() // deferred, in case t calls runtime.Goexit
 	v.run(ctx, t, admitted)
-	v.gate.exit()
 }
 
 // Run runs t on the caller's goroutine.
@@ -51,8 +51,8 @@ func (v *virtual) Run(ctx context.Context, t Task) error {
 		return ErrClosed
 	}
 	v.submitted.Add(1)
+	defer v.gate.exit() // deferred, in case t calls runtime.Goexit
 	v.run(ctx, t, v.stamp())
-	v.gate.exit()
 	return nil
 }
 
