@@ -101,7 +101,7 @@ func readOneHead(br *bufio.Reader, h *responseHead) (int64, error) {
 				return total, errContentLength
 			}
 			h.length = v
-		case equalFold(name, "transfer-encoding"):
+		case equalFold(name, "transfer-encoding") && minor >= 1: // HTTP/1.0 has no transfer codings
 			h.chunked = lastTokenIs(value, "chunked")
 			if !h.chunked {
 				h.toClose = true

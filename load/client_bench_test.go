@@ -1,0 +1,140 @@
+package load
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// cannedServer answers every request on every connection with the same
+// pre-built response, allocating nothing per request, so that allocation
+// figures measure the client alone. Requests must have no body.
+func cannedServer(tb testing.TB) string {
+	tb.Helper()
+	response := []byte("HTTP/1.1 200 OK\r\nContent-Length: 12\r\nContent-Type: text/plain\r\n\r\nHello World!")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				buf := make([]byte, 16<<10)
+				matched := 0 // bytes of "\r\n\r\n" seen so far
+				for {
+					n, err := c.Read(buf)
+					if err != nil {
+						return
+					}
+					for _, b := range buf[:n] {
+						switch {
+						case b == "\r\n\r\n"[matched]:
+							matched++
+						case b == '\r':
+							matched = 1
+						default:
+							matched = 0
+						}
+						if matched == 4 {
+							matched = 0
+							if _, err := c.Write(response); err != nil {
+								return
+							}
+						}
+					}
+				}
+			})
+		}
+	})
+	tb.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+	})
+	return "http://" + ln.Addr().String() + "/"
+}
+
+// testWorker returns a worker of a runner set up as Run would, and a
+// function that ends it.
+func testWorker(tb testing.TB, cfg Config) (*worker, func()) {
+	tb.Helper()
+	r, err := newRunner(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.start = time.Now()
+	w := r.addWorker()
+	return w, func() {
+		w.finish()
+		r.stop()
+	}
+}
+
+// exchangeOnce is the closed-loop hot path for one request.
+func exchangeOnce(w *worker) failure {
+	start := time.Now()
+	f, status := w.exchange(0, start)
+	end := time.Now()
+	w.record(f, status, end, end.Sub(start))
+	return f
+}
+
+func TestExchangeDoesNotAllocate(t *testing.T) {
+	w, done := testWorker(t, Config{Targets: []Target{{URL: cannedServer(t)}}, ExpectBody: []byte("World")})
+	defer done()
+	for range 10 { // connect, and let the status map and body buffer grow
+		if f := exchangeOnce(w); f != ok {
+			t.Fatalf("exchange failed: %d", f)
+		}
+	}
+	allocs := testing.AllocsPerRun(2000, func() {
+		if f := exchangeOnce(w); f != ok {
+			t.Fatalf("exchange failed: %d", f)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per request; want 0", allocs)
+	}
+}
+
+// BenchmarkExchange measures the client's cost per request on one
+// keep-alive connection: write the pre-built request, parse the response,
+// record the latency. The server is a canned responder in this process.
+func BenchmarkExchange(b *testing.B) {
+	w, done := testWorker(b, Config{Targets: []Target{{URL: cannedServer(b)}}})
+	defer done()
+	exchangeOnce(w)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if f := exchangeOnce(w); f != ok {
+			b.Fatalf("exchange failed: %d", f)
+		}
+	}
+}
+
+// BenchmarkParseResponse measures the response parser alone.
+func BenchmarkParseResponse(b *testing.B) {
+	const resp = "HTTP/1.1 200 OK\r\nContent-Length: 12\r\nContent-Type: text/plain; charset=utf-8\r\nDate: Sun, 29 Nov 2026 23:00:00 GMT\r\n\r\nHello World!"
+	src := &repeatReader{data: []byte(resp)}
+	br := newTestReader(src)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(resp)))
+	for b.Loop() {
+		var h responseHead
+		if _, err := readHead(br, &h); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := readBody(br, &h, false, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package load
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseStatus(t *testing.T) {
+	for _, tc := range []struct {
+		in       string
+		accepted []int
+		rejected []int
+	}{
+		{"200", []int{200}, []int{201, 404, 0}},
+		{"2xx", []int{200, 204, 299}, []int{199, 300}},
+		{"200,201", []int{200, 201}, []int{202}},
+		{" 200 , 4XX ", []int{200, 404, 499}, []int{201, 500}},
+		{"200-204,500", []int{200, 202, 204, 500}, []int{205, 501}},
+	} {
+		ok, err := ParseStatus(tc.in)
+		if err != nil {
+			t.Errorf("ParseStatus(%q): %v", tc.in, err)
+			continue
+		}
+		for _, c := range tc.accepted {
+			if !ok(c) {
+				t.Errorf("ParseStatus(%q)(%d) = false; want true", tc.in, c)
+			}
+		}
+		for _, c := range tc.rejected {
+			if ok(c) {
+				t.Errorf("ParseStatus(%q)(%d) = true; want false", tc.in, c)
+			}
+		}
+	}
+	for _, in := range []string{"", "20", "2000", "6xx", "0xx", "abc", "300-200", "200,", "200-", "099"} {
+		if _, err := ParseStatus(in); !errors.Is(err, ErrBadStatus) {
+			t.Errorf("ParseStatus(%q): %v; want ErrBadStatus", in, err)
+		}
+	}
+}
+
+func FuzzParseStatus(f *testing.F) {
+	for _, s := range []string{"200", "2xx", "200,201", "200-299,404"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ok, err := ParseStatus(s)
+		if err != nil {
+			if !errors.Is(err, ErrBadStatus) {
+				t.Fatalf("error %v is not ErrBadStatus", err)
+			}
+			return
+		}
+		any := false
+		for c := -1; c <= 700; c++ {
+			if ok(c) {
+				if c < 100 || c > 599 {
+					t.Fatalf("%q accepts %d", s, c)
+				}
+				any = true
+			}
+		}
+		if !any {
+			t.Fatalf("%q parsed but accepts nothing", s)
+		}
+	})
+}

@@ -1,0 +1,139 @@
+package load
+
+import (
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestOpenLoopHoldsTheRate(t *testing.T) {
+	const (
+		rate     = 500
+		duration = 3 * time.Second
+		want     = rate * 3
+	)
+	var mu sync.Mutex
+	var arrivals []time.Time
+	srv, count := countingServer(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+		now := time.Now()
+		mu.Lock()
+		arrivals = append(arrivals, now)
+		mu.Unlock()
+		w.Write([]byte("ok"))
+	})
+	res := mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Rate: rate, Duration: duration})
+
+	// The schedule is fixed, so the count is exact: 3 s at 500/s is 1500.
+	if got := count.Load(); got < want*99/100 || got > want*101/100 {
+		t.Errorf("server saw %d requests; want %d ± 1%%", got, want)
+	}
+	if res.Scheduled != want || res.Sent != want || res.Requests != want {
+		t.Errorf("scheduled %d, sent %d, served %d; want %d each", res.Scheduled, res.Sent, res.Requests, want)
+	}
+	// They must also arrive at that rate, not in bursts. Compare when the
+	// first and the last quarter of the requests arrived, each against the
+	// schedule, by their median lag: a median shrugs off the requests that a
+	// busy machine delayed, where first-to-last arrival would not.
+	slices.SortFunc(arrivals, func(a, b time.Time) int { return a.Compare(b) })
+	lag := func(from, to int) time.Duration {
+		var lags []time.Duration
+		for i := from; i < to; i++ {
+			lags = append(lags, arrivals[i].Sub(arrivals[0])-time.Duration(i)*time.Second/rate)
+		}
+		slices.Sort(lags)
+		return lags[len(lags)/2]
+	}
+	q := len(arrivals) / 4
+	span := time.Duration(len(arrivals)-q) * time.Second / rate // between the quarters' centres
+	drift := lag(len(arrivals)-q, len(arrivals)) - lag(0, q)
+	got := rate * span.Seconds() / (span + drift).Seconds()
+	t.Logf("measured rate %.2f/s, %d late", got, res.Late)
+	if got < rate*0.99 || got > rate*1.01 {
+		t.Errorf("requests arrived at %.1f/s; want %d/s ± 1%%", got, rate)
+	}
+}
+
+func TestOpenLoopShowsAStall(t *testing.T) {
+	// The server stalls once, for a whole second, half a second into the run:
+	// request 100 holds a lock every request needs while it sleeps.
+	const stall = time.Second
+	var lock sync.Mutex
+	handler := func(n int64, w http.ResponseWriter, _ *http.Request) {
+		lock.Lock()
+		if n == 100 {
+			time.Sleep(stall)
+		}
+		lock.Unlock()
+		w.Write([]byte("ok"))
+	}
+
+	// Open loop, 200/s for 2.5 s: the 200 requests due during the stall are
+	// sent on schedule (on new connections) and all wait for it, the first
+	// for the full second, the last for almost nothing. As latency counts from
+	// each request's due time, 200 of 500 latencies spread evenly over 0-1 s,
+	// so p99 is close to the whole stall.
+	srv, _ := countingServer(t, handler)
+	open := mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Rate: 200, Duration: 2500 * time.Millisecond})
+	if open.Requests != 500 {
+		t.Fatalf("open loop served %d; want 500 (errors %+v)", open.Requests, open.Errors)
+	}
+	if open.Latency.P99 < stall/2 || open.Latency.P90 < stall/4 {
+		t.Errorf("open loop p90 %s, p99 %s; want the 1 s stall to show (p99 over 500ms, p90 over 250ms)", open.Latency.P90, open.Latency.P99)
+	}
+
+	// The same server in a closed loop of 2 connections: while it stalls the
+	// generator sends nothing, so only 2 requests see the stall among
+	// thousands, and p99 hides it. This is coordinated omission.
+	srv, _ = countingServer(t, handler)
+	closed := mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Connections: 2, Duration: 2 * time.Second})
+	t.Logf("open p90 %s p99 %s; closed p99 %s max %s over %d requests", open.Latency.P90, open.Latency.P99, closed.Latency.P99, closed.Latency.Max, closed.Requests)
+	if closed.Latency.Max < stall {
+		t.Errorf("closed loop max %s; want the stall (%s) seen by some request", closed.Latency.Max, stall)
+	}
+	if closed.Requests > 200 && closed.Latency.P99 >= stall/2 {
+		t.Errorf("closed loop p99 %s over %d requests; want it to hide the stall", closed.Latency.P99, closed.Requests)
+	}
+}
+
+func TestOpenLoopRequestsAndMaxConns(t *testing.T) {
+	srv, count := countingServer(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(100 * time.Millisecond)
+	})
+	// 100/s with 100 ms responses needs about 10 connections; 3 make the
+	// schedule slip, and the slipped requests count as late.
+	res := mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Rate: 100, Requests: 60, MaxConns: 3})
+	if count.Load() != 60 || res.Requests != 60 {
+		t.Errorf("server saw %d, served %d; want 60 each", count.Load(), res.Requests)
+	}
+	if res.Connections > 3 {
+		t.Errorf("connections %d; want at most 3", res.Connections)
+	}
+	if res.Late < 30 {
+		t.Errorf("late %d; want most of 60 requests late with 3 connections", res.Late)
+	}
+	// The last request was due at 0.59 s but waits its turn: 60 × 100 ms
+	// over 3 connections ends near 2 s, and its latency counts from 0.59 s.
+	if res.Latency.Max < time.Second {
+		t.Errorf("max latency %s; want over 1s as requests queued behind the cap", res.Latency.Max)
+	}
+}
+
+func TestProgressIsReported(t *testing.T) {
+	srv, _ := countingServer(t, hello)
+	var mu sync.Mutex
+	var last Progress
+	calls := 0
+	mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Duration: 350 * time.Millisecond, Progress: func(p Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		last = p
+	}})
+	mu.Lock()
+	defer mu.Unlock()
+	if calls < 2 || last.Done == 0 || last.Duration != 350*time.Millisecond {
+		t.Errorf("%d progress calls, last %+v; want at least 2 with requests done", calls, last)
+	}
+}
