@@ -1,12 +1,16 @@
 package loom
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // executorCase builds one executor for the tests that every kind must pass.
@@ -135,5 +139,65 @@ func TestGoexitKeepsExecutorWhole(t *testing.T) {
 				t.Errorf("Stats completed, running = %d, %d; want 4, 0", s.Completed, s.Running)
 			}
 		})
+	}
+}
+
+func TestDefaultPanicReportLogsStack(t *testing.T) {
+	var logged bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logged, nil))
+	e := Pool(1, Name("logged"), Logger(logger))
+	if err := e.Run(context.Background(), func(context.Context) { panic("kaput") }); err != nil {
+		t.Fatal(err)
+	}
+	shutdown(t, e)
+	for _, want := range []string{"level=ERROR", "executor=logged", "kind=pool", "panic=kaput", "stack=", "TestDefaultPanicReportLogsStack"} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("log %q lacks %q", logged.String(), want)
+		}
+	}
+}
+
+func TestConstructorsPanicOnMisuse(t *testing.T) {
+	tests := []struct {
+		name string
+		f    func()
+	}{
+		{"Pool(0)", func() { Pool(0) }},
+		{"Threads(-1)", func() { Threads(-1) }},
+		{"Limit(0)", func() { Limit(0) }},
+		{"Queue(-1)", func() { Queue(-1) }},
+		{"Full(0)", func() { Full(0) }},
+		{"Virtual(Queue(1))", func() { Virtual(Queue(1)) }},
+		{"ThreadPerTask(Full(Wait))", func() { ThreadPerTask(Full(Wait)) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				v := recover()
+				if s, ok := v.(string); !ok || !strings.HasPrefix(s, "loom: ") {
+					t.Errorf("%s panicked with %v; want a message starting %q", tt.name, v, "loom: ")
+				}
+			}()
+			tt.f()
+		})
+	}
+}
+
+func TestStatsPercentiles(t *testing.T) {
+	e := Limit(1, Queue(1000), Full(Wait))
+	for range 800 {
+		if err := e.Go(context.Background(), func(context.Context) { time.Sleep(20 * time.Microsecond) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shutdown(t, e)
+	s := e.Stats()
+	// 800 tasks give about 50 timed ones; each slept at least 20µs, and
+	// with one slot the later ones waited behind the others.
+	if s.RunTime.P50 < 17*time.Microsecond || s.RunTime.P99 < s.RunTime.P50 {
+		t.Errorf("RunTime = %+v; want p50 ≥ 17µs (20µs less the bucket error) and p99 ≥ p50", s.RunTime)
+	}
+	if s.QueueWait.P99 < 17*time.Microsecond {
+		t.Errorf("QueueWait = %+v; want p99 ≥ 17µs", s.QueueWait)
 	}
 }

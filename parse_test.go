@@ -171,3 +171,17 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestParseWithOptions(t *testing.T) {
+	e, err := Parse("pool:2,name=spec", Name("option"), Queue(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(t, e)
+	if s := e.Stats(); s.Name != "spec" || s.QueueCapacity != 5 {
+		t.Errorf("name, queue = %q, %d; want the spec's name %q and the option's queue 5", s.Name, s.QueueCapacity, "spec")
+	}
+	if _, err := Parse("virtual", Queue(5)); err == nil || !strings.Contains(err.Error(), "do not apply to virtual") {
+		t.Errorf("Parse(virtual, Queue(5)) error = %v; want one saying Queue does not apply", err)
+	}
+}
