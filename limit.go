@@ -124,23 +124,28 @@ func (l *limit) start() bool {
 	}
 	select {
 	case l.slots <- struct{}{}:
-		return true
 	default:
-	}
-	select {
-	case l.slots <- struct{}{}:
-		if !l.abandoning.Load() {
-			return true
+		select {
+		case l.slots <- struct{}{}:
+		case <-l.stop.Done():
+			l.abandonQueued()
+			return false
 		}
+	}
+	if l.abandoning.Load() {
 		// Shutdown gave up while this task waited: a slot freed by a
 		// cancelled task does not let a queued one start.
 		<-l.slots
-	case <-l.stop.Done():
+		l.abandonQueued()
+		return false
 	}
+	return true
+}
+
+func (l *limit) abandonQueued() {
 	l.abandoned.Add(1)
 	<-l.tickets
 	l.gate.exit()
-	return false
 }
 
 func (l *limit) finish() {
