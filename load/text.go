@@ -21,21 +21,10 @@ func (r *Result) WriteText(w io.Writer) error {
 	for _, t := range r.Targets {
 		fmt.Fprintf(b, "  @ %s\n", t)
 	}
-	l := r.Latency
-	fmt.Fprintf(b, "  Latency   mean %s   stdev %s   max %s\n", formatLatency(l.Mean), formatLatency(l.Stdev), formatLatency(l.Max))
-	if r.Mode == Open {
-		fmt.Fprintf(b, "  Latency distribution (from the scheduled send time)\n")
+	if r.Requests == 0 {
+		fmt.Fprintf(b, "  Latency   (no request served)\n")
 	} else {
-		fmt.Fprintf(b, "  Latency distribution\n")
-	}
-	for _, row := range []struct {
-		name string
-		v    time.Duration
-	}{
-		{"min", l.Min}, {"50%", l.P50}, {"75%", l.P75}, {"90%", l.P90}, {"99%", l.P99},
-		{"99.9%", l.P999}, {"99.99%", l.P9999}, {"max", l.Max},
-	} {
-		fmt.Fprintf(b, "    %6s  %10s\n", row.name, formatLatency(row.v))
+		r.writeLatency(b)
 	}
 	fmt.Fprintf(b, "  %d requests in %s, %s read (%d sent, %d connections opened, %d reconnects)\n",
 		r.Requests, formatElapsed(r.Elapsed), formatBytes(float64(r.Bytes)), r.Sent, r.Connects, r.Reconnects)
@@ -95,4 +84,23 @@ func formatBytes(n float64) string {
 		i++
 	}
 	return fmt.Sprintf("%.2f%s", n, units[i])
+}
+
+func (r *Result) writeLatency(b *bufio.Writer) {
+	l := r.Latency
+	fmt.Fprintf(b, "  Latency   mean %s   stdev %s   max %s\n", formatLatency(l.Mean), formatLatency(l.Stdev), formatLatency(l.Max))
+	if r.Mode == Open {
+		fmt.Fprintf(b, "  Latency distribution (from the scheduled send time)\n")
+	} else {
+		fmt.Fprintf(b, "  Latency distribution\n")
+	}
+	for _, row := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"min", l.Min}, {"50%", l.P50}, {"75%", l.P75}, {"90%", l.P90}, {"99%", l.P99},
+		{"99.9%", l.P999}, {"99.99%", l.P9999}, {"max", l.Max},
+	} {
+		fmt.Fprintf(b, "    %6s  %10s\n", row.name, formatLatency(row.v))
+	}
 }
