@@ -22,6 +22,12 @@ type route struct {
 	decorators  []func(http.Handler) http.Handler
 	handlerFunc HandlerFunc  // set for the package's own handler form
 	handler     http.Handler // set for any other http.Handler
+
+	// neverWaits is set for executors that run at once or refuse (virtual):
+	// they get context.Background(), since the request's context would only
+	// make them derive a cancellable one per request; the handler reads
+	// r.Context() either way.
+	neverWaits bool
 }
 
 // call carries one request into an executor. Calls are pooled and their
@@ -53,7 +59,11 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c := callPool.Get().(*call)
 	c.rt, c.w, c.r = rt, w, r
-	err := rt.executor.Run(ctx, c.task)
+	runCtx := ctx
+	if rt.neverWaits {
+		runCtx = context.Background()
+	}
+	err := rt.executor.Run(runCtx, c.task)
 	ran, panicked := c.ran, c.panicked
 	c.rt, c.w, c.r, c.ran, c.panicked = nil, nil, nil, false, nil
 	callPool.Put(c)
@@ -65,7 +75,7 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case errors.Is(err, loom.ErrRejected), errors.Is(err, loom.ErrClosed):
+	case errors.Is(err, loom.ErrRejected), errors.Is(err, loom.ErrClosed), errors.Is(err, loom.ErrAbandoned):
 		w.Header().Set("Retry-After", "1")
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -77,17 +87,17 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// run is the task: it runs on whatever goroutine the executor chose.
-func (c *call) run(ctx context.Context) {
+// run is the task: it runs on whatever goroutine the executor chose. The
+// handler sees the request's context, not the executor's: rewrapping the
+// request would cost an allocation per request, and the request's context
+// already ends when the client goes or the server closes the connection.
+func (c *call) run(context.Context) {
 	r := c.r
-	if ctx.Err() != nil {
+	if r.Context().Err() != nil {
 		markClientClosed(c.w)
 		return
 	}
 	c.ran = true
-	if ctx != r.Context() {
-		r = r.WithContext(ctx) // the executor's context can end on its shutdown
-	}
 	defer c.recover(r)
 	if c.rt.handlerFunc != nil {
 		if err := c.rt.handlerFunc(c.w, r); err != nil {

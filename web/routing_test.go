@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,7 +17,8 @@ func newApp(t testing.TB, opts ...web.Option) *web.App {
 	t.Helper()
 	e := loom.Virtual()
 	t.Cleanup(func() { _ = e.Shutdown(t.Context()) })
-	app, err := web.New(append([]web.Option{web.WithExecutor(e)}, opts...)...)
+	quiet := web.Logger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	app, err := web.New(append([]web.Option{web.WithExecutor(e), quiet}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,104 @@
+package web_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/loomrt/loom"
+	"github.com/loomrt/loom/web"
+)
+
+// discard is a ResponseWriter reused across iterations, so that benchmarks
+// measure the framework, not the recorder.
+type discard struct{ header http.Header }
+
+func (d *discard) Header() http.Header         { return d.header }
+func (d *discard) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discard) WriteHeader(int)             {}
+
+func newDiscard() *discard { return &discard{header: make(http.Header)} }
+
+func benchServe(b *testing.B, h http.Handler, target string) {
+	b.Helper()
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	w := newDiscard()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		h.ServeHTTP(w, req)
+	}
+}
+
+func benchApp(b *testing.B) *web.App {
+	b.Helper()
+	e := loom.Virtual()
+	b.Cleanup(func() { _ = e.Shutdown(b.Context()) })
+	app, err := web.New(web.WithExecutor(e))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = app.Shutdown(b.Context()) })
+	return app
+}
+
+var helloBytes = []byte("Hello World!")
+
+// BenchmarkRouteStatic routes to a static route among parameterised ones;
+// it must not allocate.
+func BenchmarkRouteStatic(b *testing.B) {
+	app := benchApp(b)
+	noop := func(w http.ResponseWriter, r *http.Request) error { return nil }
+	app.Get("/users/{id}", noop)
+	app.Get("/users/{id}/posts/{post}", noop)
+	app.Get("/users/me/settings", noop)
+	app.Post("/users", noop)
+	app.Get("/static/{path...}", noop)
+	benchServe(b, app, "/users/me/settings")
+}
+
+// BenchmarkRouteParam routes to a route with two parameters.
+func BenchmarkRouteParam(b *testing.B) {
+	app := benchApp(b)
+	noop := func(w http.ResponseWriter, r *http.Request) error { return nil }
+	app.Get("/users/{id}", noop)
+	app.Get("/users/{id}/posts/{post}", noop)
+	benchServe(b, app, "/users/42/posts/7")
+}
+
+// BenchmarkHello compares the hello handler on an App with the virtual
+// executor against the same handler on a bare http.ServeMux.
+func BenchmarkHello(b *testing.B) {
+	b.Run("mux", func(b *testing.B) {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = w.Write(helloBytes)
+		})
+		benchServe(b, mux, "/")
+	})
+	b.Run("app-virtual", func(b *testing.B) {
+		app := benchApp(b)
+		app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+			_, err := w.Write(helloBytes)
+			return err
+		})
+		benchServe(b, app, "/")
+	})
+}
+
+// BenchmarkHelloPool is the hello handler on a pool of 4 workers: the cost
+// of a hand-off.
+func BenchmarkHelloPool(b *testing.B) {
+	e := loom.Pool(4)
+	b.Cleanup(func() { _ = e.Shutdown(b.Context()) })
+	app, err := web.New(web.WithExecutor(e))
+	if err != nil {
+		b.Fatal(err)
+	}
+	app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.WriteString(w, "Hello World!")
+		return err
+	})
+	benchServe(b, app, "/")
+}
