@@ -40,8 +40,12 @@ func (b *logBuffer) logger() web.Option {
 func TestErrors(t *testing.T) {
 	secret := errors.New("dial tcp 10.0.0.7:5432: password authentication failed")
 	handlers := map[string]web.HandlerFunc{
-		"/typed":   func(w http.ResponseWriter, r *http.Request) error { return web.Errorf(http.StatusConflict, "todo %d exists", 7) },
-		"/wrapped": func(w http.ResponseWriter, r *http.Request) error { return fmt.Errorf("load: %w", web.Errorf(404, "no such todo")) },
+		"/typed": func(w http.ResponseWriter, r *http.Request) error {
+			return web.Errorf(http.StatusConflict, "todo %d exists", 7)
+		},
+		"/wrapped": func(w http.ResponseWriter, r *http.Request) error {
+			return fmt.Errorf("load: %w", web.Errorf(404, "no such todo"))
+		},
 		"/abort":   func(w http.ResponseWriter, r *http.Request) error { return web.Abort(http.StatusForbidden) },
 		"/unknown": func(w http.ResponseWriter, r *http.Request) error { return fmt.Errorf("query: %w", secret) },
 		"/cause": func(w http.ResponseWriter, r *http.Request) error {
