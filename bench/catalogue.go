@@ -51,7 +51,7 @@ func caskAB() *Scenario {
 		Seed:     "Cask PR: ab -n 10000 -c 10000 against a 1 s handler: 230 req/s on Undertow's worker pool, 1,545 req/s on virtual threads (6.5 s run)",
 		Changes: "Same 10,000 connections and 10,000 requests. Runs are capped at 20 s, so a model that would need " +
 			"625 s (16 workers × 1 req/s) reports the rate it reached. limit:1000 queues up to 9,000 (Spring's concurrency " +
-			"limit blocks rather than rejects). --quick: 1,000 connections and requests, 3 s cap.",
+			"limit blocks rather than rejects). --quick: 1,000 connections and requests, 2 s cap.",
 		Peer: "sleep",
 		Full: Plan{
 			Models: models("limit:1000,queue=9000"), Connections: 10000, Requests: 10000,
@@ -59,7 +59,7 @@ func caskAB() *Scenario {
 		},
 		Quick: Plan{
 			Models: models("limit:100,queue=900"), Connections: 1000, Requests: 1000,
-			Duration: 3 * time.Second, Timeout: 10 * time.Second, Service: time.Second,
+			Duration: 2 * time.Second, Timeout: 10 * time.Second, Service: time.Second,
 		},
 		Limit:      waitLimit,
 		Targets:    get("/"),
@@ -95,9 +95,10 @@ func caskStatic() *Scenario {
 		Name:     "cask-static",
 		Workload: "GET /static/page.html serves a 4 KiB file from disk (web.App.Static over os.DirFS)",
 		Seed:     "Cask benchmark: 81.8k req/s on platform threads vs 75.5k on virtual threads (−8%), but it served the string \"Hello!\", not a file",
-		Changes:  "Serves a real file written to a temporary directory. 100 connections for 15 s (1.5 s with --quick); the generator shares the 2 cores with the server.",
-		Full:     Plan{Models: models("limit:64"), Connections: 100, Duration: 15 * time.Second},
-		Quick:    Plan{Models: models("limit:64"), Connections: 100, Duration: 1500 * time.Millisecond},
+		Changes: "Serves a real file written to a temporary directory. 100 connections for 15 s (1 s with --quick); " +
+			"the generator shares the 2 cores with the server. limit:16 queues up to 100, so a closed loop of 100 is never rejected.",
+		Full:  Plan{Models: models("limit:16,queue=100"), Connections: 100, Duration: 15 * time.Second},
+		Quick: Plan{Models: models("limit:16,queue=100"), Connections: 100, Duration: time.Second},
 		Limit: func(Plan) Limit {
 			return Limit{Formula: "CPU-bound: no closed form; compare the models with each other"}
 		},
@@ -114,9 +115,9 @@ func caskTodo() *Scenario {
 			"2 create, 2 toggle; every response must be 2xx and carry a todo",
 		Seed: "Cask benchmark: 81.9k req/s (platform) vs 76.1k (virtual), but every response was a 404: the route did not exist",
 		Changes: "A real database (SQLite in a temporary directory) and routes that exist: the run fails if any response " +
-			"is not 2xx or lacks \"id\". 100 connections for 15 s (1.5 s with --quick).",
-		Full:  Plan{Models: models("limit:64"), Connections: 100, Duration: 15 * time.Second},
-		Quick: Plan{Models: models("limit:64"), Connections: 100, Duration: 1500 * time.Millisecond},
+			"is not 2xx or lacks \"id\". 100 connections for 15 s (1 s with --quick). limit:16 queues up to 100.",
+		Full:  Plan{Models: models("limit:16,queue=100"), Connections: 100, Duration: 15 * time.Second},
+		Quick: Plan{Models: models("limit:16,queue=100"), Connections: 100, Duration: time.Second},
 		Limit: func(Plan) Limit {
 			return Limit{Formula: "CPU- and database-bound: no closed form; compare the models with each other"}
 		},
@@ -133,14 +134,14 @@ func spring500ms() *Scenario {
 		Seed: "Spring talk: 100,000 requests, 1 CPU, 128 MB: Undertow on virtual threads 150 s against a 125 s limit (83%), " +
 			"Tomcat virtual 170 s, Jetty out of memory, Undertow platform threads 3,131 s",
 		Changes: "20,000 requests instead of 100,000 (a 25 s floor per model instead of 125 s), capped at 40 s so that " +
-			"slow models report their rate instead of running for minutes. --quick: 800 requests (1 s floor), 3 s cap.",
+			"slow models report their rate instead of running for minutes. --quick: 800 requests (1 s floor), 2 s cap.",
 		Env: []string{"GOMAXPROCS=1", "GOMEMLIMIT=128MiB"},
 		Full: Plan{
 			Models: models("limit:400"), Connections: 400, Requests: 20000, Duration: 40 * time.Second,
 			Timeout: 30 * time.Second, Service: 500 * time.Millisecond,
 		},
 		Quick: Plan{
-			Models: models("limit:400"), Connections: 400, Requests: 800, Duration: 3 * time.Second,
+			Models: models("limit:400"), Connections: 400, Requests: 800, Duration: 2 * time.Second,
 			Timeout: 10 * time.Second, Service: 500 * time.Millisecond,
 		},
 		Limit:      waitLimit,
@@ -173,16 +174,17 @@ func pinning() *Scenario {
 		Seed: "None measured it directly: the JVM form is virtual threads pinned to their carrier (synchronized, native " +
 			"calls) until the pool deadlocks; Go's form is one OS thread per blocked goroutine until " +
 			"`fatal error: thread exhaustion` at 10,000 threads",
-		Changes: "11,000 connections for 10 s against Go's default limit of 10,000 threads. --quick: 1,100 connections " +
-			"for 3 s, and the server's limit lowered to 1,000 threads with debug.SetMaxThreads: the same shape, ten times smaller. " +
+		Changes: "11,000 connections for 40 s against Go's default limit of 10,000 threads: a blocked call keeps its P " +
+			"until sysmon hands it off, so threads grow by a few hundred a second and need tens of seconds to reach the limit. " +
+			"--quick: 1,100 connections for 2.5 s with the server's limit lowered to 500 threads (debug.SetMaxThreads). " +
 			"limit:N rejects (503) what it cannot run at once, which is the point.",
 		Full: Plan{
-			Models: models("limit:8000"), Connections: 11000, Duration: 10 * time.Second,
+			Models: models("limit:8000"), Connections: 11000, Duration: 40 * time.Second,
 			Timeout: 30 * time.Second, Service: time.Second,
 		},
 		Quick: Plan{
-			Models: models("limit:800"), Connections: 1100, Duration: 3 * time.Second,
-			Timeout: 10 * time.Second, Service: time.Second, MaxThreads: 1000,
+			Models: models("limit:400"), Connections: 1100, Duration: 2500 * time.Millisecond,
+			Timeout: 10 * time.Second, Service: time.Second, MaxThreads: 500,
 		},
 		Limit:      pinningLimit,
 		Targets:    get("/block"),

@@ -13,10 +13,10 @@ func fmtLatency(d time.Duration) string {
 		return "–"
 	case d < time.Millisecond:
 		return fmt.Sprintf("%dµs", d.Microseconds())
-	case d < 10*time.Second:
+	case d < time.Second:
 		return fmt.Sprintf("%.3gms", float64(d)/float64(time.Millisecond))
 	default:
-		return fmt.Sprintf("%.3gs", d.Seconds())
+		return fmt.Sprintf("%.2fs", d.Seconds())
 	}
 }
 

@@ -26,7 +26,9 @@ func judge(sr *ScenarioResult) {
 }
 
 // bestRun is the fastest run that served without errors, or, if none did,
-// the fastest that served at all. Crashed runs never count.
+// the fastest that served at all. Crashed runs never count. Throughputs
+// within 0.5% of each other are a tie, which the lower p99 latency breaks:
+// a closed loop at its limit gives several models the same rate.
 func bestRun(runs []ModelRun) *ModelRun {
 	var best, bestAny *ModelRun
 	for i := range runs {
@@ -34,10 +36,10 @@ func bestRun(runs []ModelRun) *ModelRun {
 		if r.Status == StatusCrashed || r.Status == StatusFailed || r.Requests == 0 {
 			continue
 		}
-		if bestAny == nil || r.Throughput > bestAny.Throughput {
+		if better(r, bestAny) {
 			bestAny = r
 		}
-		if r.Status == StatusOK && (best == nil || r.Throughput > best.Throughput) {
+		if r.Status == StatusOK && better(r, best) {
 			best = r
 		}
 	}
@@ -45,6 +47,21 @@ func bestRun(runs []ModelRun) *ModelRun {
 		return bestAny
 	}
 	return best
+}
+
+// better reports whether r beats the current best (nil: anything does).
+func better(r, best *ModelRun) bool {
+	if best == nil {
+		return true
+	}
+	const tie = 0.005
+	switch {
+	case r.Throughput > best.Throughput*(1+tie):
+		return true
+	case r.Throughput < best.Throughput*(1-tie):
+		return false
+	}
+	return r.LatencyAt(99) < best.LatencyAt(99)
 }
 
 // verdict says in one sentence what the runs show: the winner and its
@@ -77,6 +94,9 @@ func verdict(sr *ScenarioResult, best *ModelRun) string {
 		case r.ModelCap > 0 && r.Throughput <= 1.15*r.ModelCap && r.RatioToBest < 0.9:
 			capped = append(capped, fmt.Sprintf("%s is capped at %s req/s by its %d workers%s",
 				r.Model, rate(r.ModelCap), Concurrency(r.Model), errorNote(r)))
+		case r.RatioToBest > 1.1: // faster than the best clean run, but with errors
+			slower = append(slower, fmt.Sprintf("%s serves %.1f× as much (%s req/s) but fails %s requests",
+				r.Model, r.RatioToBest, rate(r.Throughput), count(r.Errors)))
 		case r.RatioToBest >= 0.9:
 			close = append(close, r.Model+errorNote(r))
 		default:

@@ -1,0 +1,100 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestParseListening(t *testing.T) {
+	tests := []struct {
+		line          string
+		http, metrics string
+		ok            bool
+	}{
+		{"listening http=127.0.0.1:1234 metrics=127.0.0.1:1235", "127.0.0.1:1234", "127.0.0.1:1235", true},
+		{"listening http=[::1]:80\n", "[::1]:80", "", true},
+		{"listening metrics=127.0.0.1:1", "", "127.0.0.1:1", false},
+		{"serving on 127.0.0.1:1234", "", "", false},
+		{"", "", "", false},
+	}
+	for _, tt := range tests {
+		h, m, ok := parseListening(tt.line)
+		if h != tt.http || m != tt.metrics || ok != tt.ok {
+			t.Errorf("parseListening(%q) = %q, %q, %v; want %q, %q, %v", tt.line, h, m, ok, tt.http, tt.metrics, tt.ok)
+		}
+	}
+}
+
+func FuzzParseListening(f *testing.F) {
+	f.Add("listening http=127.0.0.1:1234 metrics=127.0.0.1:1235")
+	f.Add("listening http= metrics")
+	f.Fuzz(func(t *testing.T, line string) {
+		h, _, ok := parseListening(line)
+		if ok != (h != "") {
+			t.Errorf("parseListening(%q): ok = %v with http %q", line, ok, h)
+		}
+	})
+}
+
+func TestLineWatcherFindsLineAcrossWrites(t *testing.T) {
+	w := &lineWatcher{found: make(chan [2]string, 1)}
+	for _, chunk := range []string{"starting\nlisten", "ing http=127.0.0.1:9 met", "rics=127.0.0.1:10\nmore\n"} {
+		if _, err := w.Write([]byte(chunk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case got := <-w.found:
+		if got != [2]string{"127.0.0.1:9", "127.0.0.1:10"} {
+			t.Errorf("found %v; want both addresses", got)
+		}
+	default:
+		t.Fatal("listening line not found")
+	}
+}
+
+func TestStderrLogKeepsCauseAndTail(t *testing.T) {
+	l := newStderrLog()
+	fmt.Fprintln(l, "runtime: program exceeds 10000-thread limit")
+	fmt.Fprintln(l, "fatal error: thread exhaustion")
+	for i := range 5000 {
+		fmt.Fprintf(l, "goroutine %d [syscall]:\n", i)
+	}
+	fmt.Fprint(l, "exit without newline")
+	fatal := l.Fatal()
+	if len(fatal) != 2 || fatal[1] != "fatal error: thread exhaustion" {
+		t.Errorf("Fatal() = %q; want the two lines that say why", fatal)
+	}
+	tail := l.Tail()
+	if len(tail) != tailLines+1 || tail[len(tail)-1] != "exit without newline" || tail[0] != "goroutine 4985 [syscall]:" {
+		t.Errorf("Tail() = %q; want the last %d lines and the unterminated one", tail, tailLines)
+	}
+	if ex := l.excerpt(); !strings.Contains(ex, "thread exhaustion") {
+		t.Errorf("excerpt() = %q; want the fatal lines", ex)
+	}
+}
+
+func TestStartChildReportsEarlyExit(t *testing.T) {
+	_, err := startChild(context.Background(), "/bin/sh", []string{"-c", "echo boom >&2; exit 3"}, nil, startTimeout)
+	if !errors.Is(err, ErrServerStart) || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("startChild(exiting shell) = %v; want ErrServerStart with its stderr and status", err)
+	}
+}
+
+func TestServeRejectsBadInput(t *testing.T) {
+	var out strings.Builder
+	err := Serve(context.Background(), ServeConfig{Scenario: "nope", Scenarios: testCatalogue()}, &out)
+	if !errors.Is(err, ErrUnknownScenario) {
+		t.Errorf("Serve(nope) = %v; want ErrUnknownScenario", err)
+	}
+	err = Serve(context.Background(), ServeConfig{Scenario: "test-ok", Model: "pool:zero", Scenarios: testCatalogue()}, &out)
+	if err == nil || !strings.Contains(err.Error(), "pool:zero") {
+		t.Errorf("Serve(model pool:zero) = %v; want an error naming the spec", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("Serve printed %q before failing; want nothing", out.String())
+	}
+}

@@ -1,0 +1,119 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/loomrt/loom/web"
+)
+
+// serveEnv, set in a child's environment, makes the test binary a server
+// under test (see serveForTest) instead of running tests: the runner's
+// child processes are real processes, started from this binary.
+const serveEnv = "LOOM_BENCH_TEST_SERVE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(serveEnv) == "1" {
+		os.Exit(serveForTest(os.Args[1:]))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// serveForTest parses the serve-scenario command line the runner builds
+// and serves the test catalogue, as `loom serve-scenario` does.
+func serveForTest(args []string) int {
+	if len(args) < 2 || args[0] != "serve-scenario" {
+		fmt.Fprintln(os.Stderr, "test server: want serve-scenario NAME, got", args)
+		return 2
+	}
+	cfg := ServeConfig{Scenario: args[1], Scenarios: testCatalogue()}
+	fs := flag.NewFlagSet("serve-scenario", flag.ContinueOnError)
+	fs.StringVar(&cfg.Model, "model", "", "")
+	fs.StringVar(&cfg.Addr, "addr", "", "")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "")
+	fs.StringVar(&cfg.Dir, "dir", "", "")
+	fs.BoolVar(&cfg.Quick, "quick", false, "")
+	if err := fs.Parse(args[2:]); err != nil {
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := Serve(ctx, cfg, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "test server:", err)
+		return 1
+	}
+	return 0
+}
+
+// testCatalogue holds tiny scenarios that run in a fraction of a second.
+func testCatalogue() []*Scenario {
+	tiny := Plan{Models: []string{"virtual", "pool:2"}, Connections: 4, Duration: 300 * time.Millisecond, Timeout: 5 * time.Second}
+	noLimit := func(Plan) Limit { return Limit{Formula: "none"} }
+	marker := func(_ context.Context, app *web.App, _ Plan, _ string) (func() error, error) {
+		app.Get("/", func(w http.ResponseWriter, _ *http.Request) error {
+			_, err := io.WriteString(w, "test marker")
+			return err
+		})
+		return nil, nil
+	}
+	return []*Scenario{
+		{
+			Name: "test-ok", Workload: "GET / answers with a marker", Full: tiny, Quick: tiny,
+			Limit: noLimit, Targets: get("/"), ExpectBody: "marker", Serve: marker,
+		},
+		{
+			Name: "test-404", Workload: "GET /missing, a route that does not exist", Full: tiny, Quick: tiny,
+			Limit: noLimit, Targets: get("/missing"), ExpectBody: "marker", Serve: marker,
+		},
+		{
+			Name: "test-crash", Workload: "GET / kills the server", Full: tiny, Quick: tiny,
+			Limit: noLimit, Targets: get("/"), ExpectBody: "marker",
+			Serve: func(_ context.Context, app *web.App, _ Plan, _ string) (func() error, error) {
+				app.Get("/", func(w http.ResponseWriter, _ *http.Request) error {
+					go func() { panic("test crash: the server died") }() // not recovered: the process dies
+					time.Sleep(time.Second)
+					return nil
+				})
+				return nil, nil
+			},
+		},
+		{
+			Name: "test-sleep", Workload: "GET / sleeps 50 ms", Quick: Plan{
+				Models: []string{"virtual", "pool:2"}, Connections: 4, Duration: 300 * time.Millisecond,
+				Service: 50 * time.Millisecond,
+			},
+			Limit: waitLimit, Targets: get("/"), ExpectBody: "Hello World!", Serve: serveSleep("/"),
+		},
+	}
+}
+
+// runTest runs the named test scenarios in child processes of this binary.
+func runTest(t *testing.T, names ...string) *Report {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := Run(context.Background(), Options{
+		Scenarios:  names,
+		Quick:      true,
+		Executable: exe,
+		Env:        []string{serveEnv + "=1"},
+		Catalogue:  testCatalogue(),
+		Command:    "go test",
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return report
+}

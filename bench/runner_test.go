@@ -1,0 +1,100 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRunReportsWhatHappened(t *testing.T) {
+	report := runTest(t, "test-ok", "test-404", "test-crash")
+	if got, want := len(report.Scenarios), 3; got != want {
+		t.Fatalf("len(Scenarios) = %d; want %d", got, want)
+	}
+	byName := map[string]ScenarioResult{}
+	for _, sc := range report.Scenarios {
+		byName[sc.Name] = sc
+		if got, want := len(sc.Runs), 2; got != want {
+			t.Errorf("%s: %d runs; want %d (virtual, pool:2)", sc.Name, got, want)
+		}
+		if sc.Verdict == "" {
+			t.Errorf("%s: empty verdict", sc.Name)
+		}
+	}
+
+	for _, run := range byName["test-ok"].Runs {
+		if run.Status != StatusOK {
+			t.Errorf("test-ok %s: status %s (%s); want ok", run.Model, run.Status, run.Failure)
+		}
+		if run.Requests == 0 || run.Throughput <= 0 {
+			t.Errorf("test-ok %s: %d requests at %.0f req/s; want some", run.Model, run.Requests, run.Throughput)
+		}
+		if len(run.Server.Samples) == 0 || run.Server.PeakRSSBytes == 0 || run.Server.PeakThreads == 0 {
+			t.Errorf("test-ok %s: server stats %+v; want samples with RSS and threads", run.Model, run.Server)
+		}
+		if run.Server.PeakGoroutines == 0 {
+			t.Errorf("test-ok %s: peak goroutines 0; want the runtime's figures over the metrics listener", run.Model)
+		}
+		if run.LatencyAt(50) <= 0 {
+			t.Errorf("test-ok %s: p50 = %v; want > 0", run.Model, run.LatencyAt(50))
+		}
+	}
+	if best := byName["test-ok"].Best; best == "" {
+		t.Errorf("test-ok: no best model")
+	}
+
+	for _, run := range byName["test-404"].Runs {
+		if run.Status != StatusFailed {
+			t.Errorf("test-404 %s: status %s; want failed", run.Model, run.Status)
+		}
+		if !strings.Contains(run.Failure, "404") {
+			t.Errorf("test-404 %s: failure %q; want it to name the 404s", run.Model, run.Failure)
+		}
+		if run.Requests != 0 {
+			t.Errorf("test-404 %s: %d served; want 0", run.Model, run.Requests)
+		}
+	}
+	if v := byName["test-404"].Verdict; !strings.HasPrefix(v, "No model served") {
+		t.Errorf("test-404 verdict = %q; want it to say no model served", v)
+	}
+
+	for _, run := range byName["test-crash"].Runs {
+		if run.Status != StatusCrashed {
+			t.Errorf("test-crash %s: status %s (%s); want crashed", run.Model, run.Status, run.Failure)
+		}
+		if !strings.Contains(run.Failure, "test crash: the server died") {
+			t.Errorf("test-crash %s: failure %q; want the panic message", run.Model, run.Failure)
+		}
+		if len(run.Stderr) == 0 {
+			t.Errorf("test-crash %s: no stderr lines", run.Model)
+		}
+	}
+}
+
+func TestRunRejectsUnknownScenario(t *testing.T) {
+	_, err := Run(t.Context(), Options{Scenarios: []string{"no-such"}, Catalogue: testCatalogue()})
+	if err == nil || !strings.Contains(err.Error(), "no-such") {
+		t.Errorf("Run(no-such) = %v; want an error naming it", err)
+	}
+}
+
+func TestPlanAddsPeersOnlyWhereTheyServe(t *testing.T) {
+	jobs, err := plan(Options{Quick: true, PeerServer: "/bin/peer-server", Peers: []string{"chi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peersBy := map[string]int{}
+	for _, j := range jobs {
+		if IsPeer(j.model) {
+			peersBy[j.scenario.Name]++
+		}
+	}
+	for _, s := range Catalogue() {
+		want := 0
+		if s.Peer != "" {
+			want = 1
+		}
+		if got := peersBy[s.Name]; got != want {
+			t.Errorf("%s: %d peer runs; want %d", s.Name, got, want)
+		}
+	}
+}

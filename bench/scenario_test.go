@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConcurrency(t *testing.T) {
+	tests := []struct {
+		model string
+		want  int
+	}{
+		{"virtual", 0},
+		{"thread-per-task", 0},
+		{"pool:16", 16},
+		{"threads:16", 16},
+		{"limit:1000,queue=9000", 1000},
+		{" limit : 8 ", 8},
+		{"pool:x", 0},
+		{"peer:gin", 0},
+	}
+	for _, tt := range tests {
+		if got := Concurrency(tt.model); got != tt.want {
+			t.Errorf("Concurrency(%q) = %d; want %d", tt.model, got, tt.want)
+		}
+	}
+}
+
+func TestCatalogueIsComplete(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Catalogue() {
+		if seen[s.Name] {
+			t.Errorf("scenario %q listed twice", s.Name)
+		}
+		seen[s.Name] = true
+		for _, p := range []Plan{s.Full, s.Quick} {
+			if len(p.Models) == 0 || p.Connections == 0 || p.Duration == 0 {
+				t.Errorf("%s: plan %+v lacks models, connections or a duration", s.Name, p)
+			}
+			if s.Limit(p).Formula == "" {
+				t.Errorf("%s: no limit formula", s.Name)
+			}
+		}
+		if s.Workload == "" || s.Seed == "" || s.Changes == "" || s.Serve == nil || s.Targets == nil || s.ExpectBody == "" {
+			t.Errorf("%s: incomplete scenario", s.Name)
+		}
+		if s.Quick.Duration > s.Full.Duration {
+			t.Errorf("%s: quick plan runs longer than the full one", s.Name)
+		}
+	}
+	for _, name := range []string{"cask-ab", "cask-sleep", "cask-static", "cask-todo", "spring-500ms", "cpu", "pinning"} {
+		if !seen[name] {
+			t.Errorf("catalogue lacks %s", name)
+		}
+	}
+}
+
+func TestWaitLimit(t *testing.T) {
+	l := waitLimit(Plan{Connections: 400, Requests: 20000, Service: 500 * time.Millisecond})
+	if l.PerSecond != 800 {
+		t.Errorf("PerSecond = %v; want 800", l.PerSecond)
+	}
+	if !strings.Contains(l.Formula, "at least 25s") {
+		t.Errorf("Formula = %q; want the 25 s floor", l.Formula)
+	}
+	if got := modelCap("pool:16", Plan{Connections: 100, Service: 100 * time.Millisecond}); got != 160 {
+		t.Errorf("modelCap(pool:16) = %v; want 160", got)
+	}
+	if got := modelCap("limit:400", Plan{Connections: 400, Service: time.Second}); got != 0 {
+		t.Errorf("modelCap(limit:400 at 400 connections) = %v; want 0 (no cap below the limit)", got)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	if _, err := Lookup(Catalogue(), "cask-sleep"); err != nil {
+		t.Errorf("Lookup(cask-sleep): %v", err)
+	}
+	_, err := Lookup(Catalogue(), "cask-slep")
+	if !errors.Is(err, ErrUnknownScenario) || !strings.Contains(err.Error(), "cask-slep") {
+		t.Errorf("Lookup(cask-slep) = %v; want ErrUnknownScenario naming it", err)
+	}
+}
+
+func TestCount(t *testing.T) {
+	tests := []struct {
+		n    int64
+		want string
+	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {1234567, "1,234,567"}, {-20000, "-20,000"}}
+	for _, tt := range tests {
+		if got := count(tt.n); got != tt.want {
+			t.Errorf("count(%d) = %q; want %q", tt.n, got, tt.want)
+		}
+	}
+}
