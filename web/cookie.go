@@ -30,7 +30,7 @@ func SetCookie(w http.ResponseWriter, r *http.Request, c *http.Cookie) {
 	if cookie.Path == "" {
 		cookie.Path = "/"
 	}
-	if cookie.SameSite == http.SameSiteDefaultMode {
+	if cookie.SameSite == 0 { // unset; SameSiteDefaultMode would mean "send the bare attribute"
 		cookie.SameSite = http.SameSiteLaxMode
 	}
 	if !cookie.Secure && (r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https") {

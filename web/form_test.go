@@ -1,0 +1,190 @@
+package web_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/loomrt/loom/web"
+)
+
+func TestURLEncodedForm(t *testing.T) {
+	app := newApp(t)
+	app.Post("/signup", func(w http.ResponseWriter, r *http.Request) error {
+		name, err := web.FormRequired(r, "name")
+		if err != nil {
+			return err
+		}
+		age, err := web.FormInt(r, "age", 0)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s is %d", name, age)
+		return err
+	})
+	tests := []struct {
+		form   url.Values
+		status int
+		body   string
+	}{
+		{url.Values{"name": {"Ann"}, "age": {"36"}}, 200, "Ann is 36"},
+		{url.Values{"name": {"Bob"}}, 200, "Bob is 0"},
+		{url.Values{"age": {"36"}}, 400, `form field "name" is required` + "\n"},
+		{url.Values{"name": {"Ann"}, "age": {"old"}}, 400, `form field "age": "old" is not an integer` + "\n"},
+	}
+	for _, tt := range tests {
+		req := httptest.NewRequest("POST", "/signup", strings.NewReader(tt.form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, req)
+		if rec.Code != tt.status || rec.Body.String() != tt.body {
+			t.Errorf("form %v: got %d %q; want %d %q", tt.form, rec.Code, rec.Body.String(), tt.status, tt.body)
+		}
+	}
+}
+
+func multipartBody(t *testing.T, fields map[string]string, fileField, fileName string, content []byte) (*bytes.Buffer, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for k, v := range fields {
+		if err := mw.WriteField(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fileField != "" {
+		fw, err := mw.CreateFormFile(fileField, fileName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fw.Write(content); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return &buf, mw.FormDataContentType()
+}
+
+func TestMultipartUpload(t *testing.T) {
+	app := newApp(t, web.BodyLimit(1<<20))
+	app.Post("/upload", func(w http.ResponseWriter, r *http.Request) error {
+		title, err := web.Form(r, "title")
+		if err != nil {
+			return err
+		}
+		f, h, err := web.FormFile(r, "file")
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		data, err := io.ReadAll(f)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s: %s, %d bytes, %q", title, h.Filename, len(data), data[:5])
+		return err
+	})
+	srv := httptest.NewServer(app)
+	defer srv.Close()
+
+	post := func(body io.Reader, contentType string) (int, string) {
+		t.Helper()
+		resp, err := srv.Client().Post(srv.URL+"/upload", contentType, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+
+	content := append([]byte("hello"), bytes.Repeat([]byte{0}, 1000)...)
+	body, ct := multipartBody(t, map[string]string{"title": "greeting"}, "file", "hello.bin", content)
+	if status, got := post(body, ct); status != 200 || got != `greeting: hello.bin, 1005 bytes, "hello"` {
+		t.Errorf("upload: got %d %q", status, got)
+	}
+	body, ct = multipartBody(t, map[string]string{"title": "nothing"}, "", "", nil)
+	if status, got := post(body, ct); status != 400 || got != `form file "file" is required`+"\n" {
+		t.Errorf("no file: got %d %q; want 400 naming the field", status, got)
+	}
+	body, ct = multipartBody(t, nil, "file", "big.bin", bytes.Repeat([]byte{1}, 2<<20))
+	if status, _ := post(body, ct); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("2 MiB upload over a 1 MiB limit: got %d; want 413", status)
+	}
+	if status, got := post(strings.NewReader("--x\r\nnonsense"), "multipart/form-data; boundary=x"); status != 400 || !strings.HasPrefix(got, "malformed form") {
+		t.Errorf("malformed multipart: got %d %q; want 400 malformed form", status, got)
+	}
+}
+
+func TestDefaultBodyLimit(t *testing.T) {
+	app := newApp(t)
+	app.Post("/", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.Copy(io.Discard, r.Body)
+		return err
+	})
+	rec := do(t, app, "POST", "/", strings.Repeat("x", web.DefaultBodyLimit+1))
+	if rec.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("body over DefaultBodyLimit: got %d; want 413", rec.Code)
+	}
+	if rec := do(t, app, "POST", "/", strings.Repeat("x", 1000)); rec.Code != 200 {
+		t.Errorf("small body: got %d; want 200", rec.Code)
+	}
+}
+
+func TestCookies(t *testing.T) {
+	app := newApp(t)
+	app.Post("/login", func(w http.ResponseWriter, r *http.Request) error {
+		web.SetCookie(w, r, &http.Cookie{Name: "session", Value: "abc123", MaxAge: 3600})
+		return nil
+	})
+	app.Get("/me", func(w http.ResponseWriter, r *http.Request) error {
+		v, err := web.Cookie(r, "session")
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(w, "session "+v)
+		return err
+	})
+	app.Post("/logout", func(w http.ResponseWriter, r *http.Request) error {
+		web.DeleteCookie(w, "session")
+		return nil
+	})
+
+	req := httptest.NewRequest("POST", "/login", nil)
+	req.Header.Set("X-Forwarded-Proto", "https")
+	rec := httptest.NewRecorder()
+	app.ServeHTTP(rec, req)
+	cookies := rec.Result().Cookies()
+	if len(cookies) != 1 {
+		t.Fatalf("got %d cookies; want 1", len(cookies))
+	}
+	c := cookies[0]
+	if c.Value != "abc123" || !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || c.MaxAge != 3600 {
+		t.Errorf("got cookie %s; want session=abc123 HttpOnly Secure SameSite=Lax Path=/ Max-Age=3600", c)
+	}
+
+	req = httptest.NewRequest("GET", "/me", nil)
+	req.AddCookie(&http.Cookie{Name: "session", Value: "abc123"})
+	rec = httptest.NewRecorder()
+	app.ServeHTTP(rec, req)
+	if rec.Body.String() != "session abc123" {
+		t.Errorf("read cookie: got %q", rec.Body.String())
+	}
+	if rec := do(t, app, "GET", "/me", ""); rec.Code != 400 || rec.Body.String() != `cookie "session" is required`+"\n" {
+		t.Errorf("no cookie: got %d %q", rec.Code, rec.Body.String())
+	}
+
+	rec = do(t, app, "POST", "/logout", "")
+	cookies = rec.Result().Cookies()
+	if len(cookies) != 1 || cookies[0].Name != "session" || cookies[0].MaxAge >= 0 {
+		t.Errorf("logout: got cookies %v; want session with Max-Age<0", cookies)
+	}
+}
