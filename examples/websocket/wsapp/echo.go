@@ -1,0 +1,43 @@
+package wsapp
+
+import (
+	"context"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// writeTimeout bounds one write to a client: a client that does not read
+// for this long is cut off rather than holding the handler.
+const writeTimeout = 10 * time.Second
+
+// echo sends every message back, text as text and binary as binary, until
+// the connection ends.
+func echo(ctx context.Context, conn *websocket.Conn) error {
+	readCtx := context.WithoutCancel(ctx) // see server.serve
+	for {
+		typ, data, err := conn.Read(readCtx)
+		if err != nil {
+			return ended(ctx, err)
+		}
+		if err := write(ctx, conn, typ, data); err != nil {
+			return ended(ctx, err)
+		}
+	}
+}
+
+func write(ctx context.Context, conn *websocket.Conn, typ websocket.MessageType, data []byte) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	return conn.Write(ctx, typ, data)
+}
+
+// ended turns the error that ended a connection into the handler's result:
+// nil when the client closed it or the server is shutting down, both of
+// which are normal, and the error otherwise, for web to log.
+func ended(ctx context.Context, err error) error {
+	if websocket.CloseStatus(err) != -1 || ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
