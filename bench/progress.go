@@ -45,6 +45,9 @@ func (p *progress) begin(i int, j job) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if i == 0 {
+		fmt.Fprintf(p.w, "%d runs, about %s\n", p.total, short(p.left[0]))
+	}
 	p.index, p.started, p.expect = i, time.Now(), j.expected
 	p.label = fmt.Sprintf("[%*d/%d] %-13s %-22s", len(fmt.Sprint(p.total)), i+1, p.total, j.scenario.Name, j.model)
 	if p.terminal {

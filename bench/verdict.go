@@ -111,8 +111,28 @@ func verdict(sr *ScenarioResult, best *ModelRun) string {
 			b.WriteString("; " + strings.Join(group, "; "))
 		}
 	}
+	if note := peerNote(sr.Runs); note != "" {
+		b.WriteString("; " + note)
+	}
 	b.WriteString(".")
 	return b.String()
+}
+
+// peerNote sets loom's virtual model beside bare net/http, when both ran.
+func peerNote(runs []ModelRun) string {
+	var loom, bare *ModelRun
+	for i := range runs {
+		switch runs[i].Model {
+		case "virtual":
+			loom = &runs[i]
+		case "peer:nethttp":
+			bare = &runs[i]
+		}
+	}
+	if loom == nil || bare == nil || bare.Throughput == 0 || loom.Status == StatusFailed || loom.Status == StatusCrashed {
+		return ""
+	}
+	return fmt.Sprintf("loom's virtual runs at %.2f× bare net/http", loom.Throughput/bare.Throughput)
 }
 
 // describeRun says briefly what became of a run that did not serve.
