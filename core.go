@@ -38,13 +38,20 @@ type core struct {
 	sampleMask    uint32 // a task is timed when a random number has none of these bits
 	untimed       bool   // time no task: lets the benchmarks show what timing costs
 
+	// Submitters write the first group of counters and whoever runs tasks
+	// writes the second; the padding keeps the two off one cache line, so a
+	// pool's submitter and its workers do not steal it from each other.
+	_         [64]byte
+	gate      gate
 	submitted atomic.Uint64
-	completed atomic.Uint64
 	rejected  atomic.Uint64
-	panicked  atomic.Uint64
-	abandoned atomic.Uint64
+	_         [64]byte
 	running   atomic.Int64
 	peak      atomic.Int64
+	completed atomic.Uint64
+	panicked  atomic.Uint64
+	abandoned atomic.Uint64
+	_         [64]byte
 
 	queueWait latency.Histogram
 	runTime   latency.Histogram
@@ -58,7 +65,6 @@ type core struct {
 	// context was cancellable, for Shutdown to call when it gives up.
 	cancels [cancelShards]cancelList
 
-	gate    gate
 	closing chan struct{} // closed when Shutdown begins: wakes callers waiting for room
 
 	beginOnce   sync.Once
@@ -331,8 +337,6 @@ type gate struct {
 	once  sync.Once
 	idle  chan struct{}
 }
-
-const closedBit = 1 << 63
 
 // enter reports whether the caller may come in; it must call exit later.
 func (g *gate) enter() bool {

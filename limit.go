@@ -14,7 +14,8 @@ import (
 // Defaults: Queue(0) and Full(Reject): a task is admitted only if it can start
 // at once, otherwise Go and Run return ErrRejected. Queue(q) lets up to q
 // admitted tasks wait for a running slot; unlike Pool's, they start in no
-// promised order, because each already has its own goroutine. Full(Wait) makes a
+// promised order, and callers waiting for room are not served in order
+// either: a newcomer may take a slot just freed. Full(Wait) makes a
 // caller that finds the running slots and the queue full wait for room until
 // its context ends, then return the context's error; such callers are not
 // counted in Stats.Queued, so Queue bounds the queue under both policies.
@@ -36,9 +37,9 @@ func Limit(n int, opts ...Option) Executor {
 	if cfg.full == 0 {
 		cfg.full = Reject
 	}
-	l := &limit{tickets: make(chan struct{}, n+cfg.queue)}
+	l := &limit{tickets: newSemaphore(n + cfg.queue)}
 	if cfg.queue > 0 {
-		l.slots = make(chan struct{}, n)
+		l.slots = newSemaphore(n)
 	}
 	l.init("limit", cfg, n, cfg.queue)
 	return l
@@ -46,11 +47,13 @@ func Limit(n int, opts ...Option) Executor {
 
 type limit struct {
 	core
-	// tickets holds one token per admitted task, running or queued.
-	tickets chan struct{}
+	// tickets holds one token per admitted task, running or queued; closing
+	// it stops admission, and its idle channel tells Shutdown that every
+	// admitted task is done.
+	tickets *semaphore
 	// slots holds one token per running task; nil when nothing may queue,
 	// because then a ticket is a slot.
-	slots chan struct{}
+	slots *semaphore
 }
 
 var _ Executor = (*limit)(nil)
@@ -89,30 +92,29 @@ func (l *limit) Run(ctx context.Context, t Task) error {
 
 // admit takes a ticket, waiting for one under Full(Wait).
 func (l *limit) admit(ctx context.Context) error {
-	if !l.gate.enter() {
-		return ErrClosed
-	}
-	select {
-	case l.tickets <- struct{}{}:
+	ok, isClosed := l.tickets.tryAcquire()
+	switch {
+	case ok:
 		l.submitted.Add(1)
 		return nil
-	default:
-	}
-	if l.full == Reject {
+	case isClosed:
+		return ErrClosed
+	case l.full == Reject:
 		l.rejected.Add(1)
-		l.gate.exit()
 		return ErrRejected
 	}
-	select {
-	case l.tickets <- struct{}{}:
+	switch l.tickets.wait(ctx.Done(), l.closing) {
+	case acquired:
 		l.submitted.Add(1)
 		return nil
-	case <-ctx.Done():
-		l.gate.exit()
-		return ctx.Err()
-	case <-l.closing:
-		l.gate.exit()
+	case closed:
 		return ErrClosed
+	}
+	select {
+	case <-l.closing:
+		return ErrClosed
+	default:
+		return ctx.Err()
 	}
 }
 
@@ -122,12 +124,8 @@ func (l *limit) start() bool {
 	if l.slots == nil {
 		return true
 	}
-	select {
-	case l.slots <- struct{}{}:
-	default:
-		select {
-		case l.slots <- struct{}{}:
-		case <-l.stop.Done():
+	if ok, _ := l.slots.tryAcquire(); !ok {
+		if l.slots.wait(l.stop.Done(), nil) != acquired {
 			l.abandonQueued()
 			return false
 		}
@@ -135,7 +133,7 @@ func (l *limit) start() bool {
 	if l.abandoning.Load() {
 		// Shutdown gave up while this task waited: a slot freed by a
 		// cancelled task does not let a queued one start.
-		<-l.slots
+		l.slots.release()
 		l.abandonQueued()
 		return false
 	}
@@ -144,16 +142,14 @@ func (l *limit) start() bool {
 
 func (l *limit) abandonQueued() {
 	l.abandoned.Add(1)
-	<-l.tickets
-	l.gate.exit()
+	l.tickets.release()
 }
 
 func (l *limit) finish() {
 	if l.slots != nil {
-		<-l.slots
+		l.slots.release()
 	}
-	<-l.tickets
-	l.gate.exit()
+	l.tickets.release()
 }
 
 // Shutdown stops admitting tasks and waits for the admitted ones to return.
@@ -163,11 +159,11 @@ func (l *limit) finish() {
 // cancellation end when it returns. Shutdown may be called more than once and
 // concurrently.
 func (l *limit) Shutdown(ctx context.Context) error {
-	return l.shutdown(ctx, l.begin, l.gate.idle, nil)
+	return l.shutdown(ctx, l.begin, l.tickets.idle, nil)
 }
 
 func (l *limit) begin() {
-	l.gate.close()
+	l.tickets.close()
 	close(l.closing)
 }
 
