@@ -70,7 +70,7 @@ func (w *worker) closedLoop() {
 		backoff = 0
 		start := time.Now()
 		f, status := w.exchange(i, start)
-		if f == aborted {
+		if f == aborted || r.stopped.Load() { // finished after the end: not counted, as in wrk
 			return
 		}
 		end := time.Now()

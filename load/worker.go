@@ -118,6 +118,7 @@ func (w *worker) exchange(i int, now time.Time) (failure, int) {
 		reused := c.used
 		f, status, retry := w.try(c, req, now)
 		if retry && reused && attempt == 0 {
+			w.sent-- // it goes again: count it once
 			continue
 		}
 		return f, status
@@ -137,18 +138,16 @@ func (w *worker) try(c *clientConn, req *request, now time.Time) (f failure, sta
 	if _, err := c.nc.Write(req.raw); err != nil {
 		return w.fail(c, err, failWrite), 0, closedByPeer(err)
 	}
+	w.sent++
 	var h responseHead
 	n, err := readHead(c.br, &h)
 	w.bytes += n
 	if err != nil {
 		if n == 0 && closedByPeer(err) {
 			retry = true
-		} else {
-			w.sent++
 		}
 		return w.fail(c, err, failRead), 0, retry
 	}
-	w.sent++
 	var keep *[]byte
 	if r.expectBody != nil {
 		w.body = w.body[:0]
