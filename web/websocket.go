@@ -53,26 +53,37 @@ func websocketHandler(app *App, h WebSocketHandler, opts WebSocketOptions) Handl
 		accept.CompressionMode = websocket.CompressionContextTakeover
 	}
 	return func(w http.ResponseWriter, r *http.Request) error {
-		ctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
 		if app != nil {
 			if !app.openSocket() {
 				return &Error{Status: http.StatusServiceUnavailable, Message: "server shutting down"}
 			}
 			defer app.sockets.Done()
-			stop := context.AfterFunc(app.closingCtx, cancel)
-			defer stop()
 		}
 		conn, err := websocket.Accept(w, r, accept)
 		if err != nil {
 			return nil // Accept has written the refusal
 		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		if app != nil {
+			// On shutdown, say goodbye with a close frame (Going Away), which
+			// ends the handler's reads; then end its context.
+			said := make(chan struct{})
+			stop := context.AfterFunc(app.closingCtx, func() {
+				defer close(said)
+				_ = conn.Close(websocket.StatusGoingAway, "server shutting down")
+				cancel()
+			})
+			defer func() {
+				if !stop() {
+					<-said
+				}
+			}()
+		}
 		err = h(ctx, conn)
 		switch {
-		case err == nil || websocket.CloseStatus(err) != -1:
+		case err == nil || websocket.CloseStatus(err) != -1 || ctx.Err() != nil:
 			conn.Close(websocket.StatusNormalClosure, "")
-		case ctx.Err() != nil:
-			conn.Close(websocket.StatusGoingAway, "server shutting down")
 		default:
 			app.logError(r, "websocket handler error", err)
 			conn.Close(websocket.StatusInternalError, "internal error")

@@ -1,0 +1,113 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/loomrt/loom/web"
+)
+
+func echo(ctx context.Context, c *websocket.Conn) error {
+	for {
+		typ, msg, err := c.Read(ctx)
+		if err != nil {
+			return err
+		}
+		if err := c.Write(ctx, typ, msg); err != nil {
+			return err
+		}
+	}
+}
+
+func TestWebSocketEcho(t *testing.T) {
+	app := newApp(t)
+	app.WebSocket("/ws", echo, web.WebSocketOptions{OriginPatterns: []string{"trusted.example"}})
+	srv := httptest.NewServer(app)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws"
+
+	for _, origin := range []string{"", srv.URL, "http://trusted.example"} {
+		header := http.Header{}
+		if origin != "" {
+			header.Set("Origin", origin)
+		}
+		c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: header})
+		if err != nil {
+			t.Fatalf("dial with Origin %q: %v", origin, err)
+		}
+		for _, msg := range []string{"hello", "world"} {
+			if err := c.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+				t.Fatal(err)
+			}
+			_, got, err := c.Read(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != msg {
+				t.Errorf("echo: got %q; want %q", got, msg)
+			}
+		}
+		c.Close(websocket.StatusNormalClosure, "")
+	}
+}
+
+func TestWebSocketRefusesForeignOrigin(t *testing.T) {
+	app := newApp(t)
+	app.WebSocket("/ws", echo, web.WebSocketOptions{})
+	srv := httptest.NewServer(app)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	header := http.Header{"Origin": {"http://evil.example"}}
+	_, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", &websocket.DialOptions{HTTPHeader: header})
+	if err == nil {
+		t.Fatal("a cross-origin upgrade was accepted")
+	}
+	if resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("got response %v; want 403", resp)
+	}
+	// A plain GET is not an upgrade.
+	if rec := do(t, app, "GET", "/ws", ""); rec.Code < 400 {
+		t.Errorf("plain GET: got %d; want a client error", rec.Code)
+	}
+}
+
+func TestWebSocketEndsOnShutdown(t *testing.T) {
+	app := newApp(t)
+	app.WebSocket("/ws", echo, web.WebSocketOptions{})
+	srv := httptest.NewServer(app)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if err := c.Write(ctx, websocket.MessageText, []byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Read(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The client keeps reading, as a browser does, so it answers the close.
+	read := make(chan error, 1)
+	go func() {
+		_, _, err := c.Read(ctx)
+		read <- err
+	}()
+	if err := app.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown with an open socket: %v", err)
+	}
+	err = <-read
+	if got := websocket.CloseStatus(err); got != websocket.StatusGoingAway {
+		t.Errorf("after shutdown: got close status %v (%v); want going away", got, err)
+	}
+}
