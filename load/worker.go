@@ -116,29 +116,31 @@ func (w *worker) exchange(i int, now time.Time) (failure, int) {
 			return f, 0
 		}
 		reused := c.used
-		f, status, retry := w.try(c, req, now)
+		f, status, retry, written := w.try(c, req, now)
 		if retry && reused && attempt == 0 {
-			w.sent-- // it goes again: count it once
 			continue
+		}
+		if written {
+			w.sent++
 		}
 		return f, status
 	}
 }
 
 // try makes one attempt on an open connection. retry reports that the
-// connection was found closed before any byte of a response arrived.
-func (w *worker) try(c *clientConn, req *request, now time.Time) (f failure, status int, retry bool) {
+// connection was found closed before any byte of a response arrived; written
+// that the request was written.
+func (w *worker) try(c *clientConn, req *request, now time.Time) (f failure, status int, retry, written bool) {
 	r := w.r
 	if r.timeout > 0 {
 		_ = c.nc.SetDeadline(now.Add(r.timeout))
 	}
 	if r.stopped.Load() { // checked after SetDeadline, so a stop cannot be overwritten
-		return aborted, 0, false
+		return aborted, 0, false, false
 	}
 	if _, err := c.nc.Write(req.raw); err != nil {
-		return w.fail(c, err, failWrite), 0, closedByPeer(err)
+		return w.fail(c, err, failWrite), 0, closedByPeer(err), false
 	}
-	w.sent++
 	var h responseHead
 	n, err := readHead(c.br, &h)
 	w.bytes += n
@@ -146,7 +148,7 @@ func (w *worker) try(c *clientConn, req *request, now time.Time) (f failure, sta
 		if n == 0 && closedByPeer(err) {
 			retry = true
 		}
-		return w.fail(c, err, failRead), 0, retry
+		return w.fail(c, err, failRead), 0, retry, true
 	}
 	var keep *[]byte
 	if r.expectBody != nil {
@@ -156,7 +158,7 @@ func (w *worker) try(c *clientConn, req *request, now time.Time) (f failure, sta
 	m, err := readBody(c.br, &h, req.head, keep)
 	w.bytes += m
 	if err != nil {
-		return w.fail(c, err, failRead), h.status, false
+		return w.fail(c, err, failRead), h.status, false, true
 	}
 	c.used = true
 	if h.close {
@@ -165,11 +167,11 @@ func (w *worker) try(c *clientConn, req *request, now time.Time) (f failure, sta
 	}
 	switch {
 	case !r.expectStatus(h.status):
-		return failStatus, h.status, false
+		return failStatus, h.status, false, true
 	case keep != nil && !bytes.Contains(w.body, r.expectBody):
-		return failBody, h.status, false
+		return failBody, h.status, false, true
 	}
-	return ok, h.status, false
+	return ok, h.status, false, true
 }
 
 // fail closes c after an I/O error and names the cause.
