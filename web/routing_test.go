@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
@@ -99,5 +100,85 @@ func TestRouting(t *testing.T) {
 	rec := do(t, app, "DELETE", "/users/ann", "")
 	if got, want := rec.Header().Get("Allow"), "GET, HEAD, POST"; got != want {
 		t.Errorf("405 Allow: got %q; want %q", got, want)
+	}
+}
+
+func TestRegistrationMistakesPanic(t *testing.T) {
+	noop := func(w http.ResponseWriter, r *http.Request) error { return nil }
+	tests := []struct {
+		name     string
+		register func(app *web.App)
+	}{
+		{"duplicate", func(app *web.App) { app.Get("/a", noop); app.Get("/a", noop) }},
+		{"duplicate with other param name", func(app *web.App) { app.Get("/u/{id}", noop); app.Get("/u/{name}", noop) }},
+		{"duplicate through a group", func(app *web.App) { app.Get("/api/x", noop); app.Group("/api").Get("/x", noop) }},
+		{"no leading slash", func(app *web.App) { app.Get("a", noop) }},
+		{"bad wildcard", func(app *web.App) { app.Get("/a/{b", noop) }},
+		{"wildcard not last", func(app *web.App) { app.Get("/a/{rest...}/b", noop) }},
+		{"bad method", func(app *web.App) { app.Handle("GE T", "/a", http.NotFoundHandler()) }},
+		{"nil handler", func(app *web.App) { app.Handle("GET", "/a", nil) }},
+		{"bad group prefix", func(app *web.App) { app.Group("api/") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				v := recover()
+				msg, _ := v.(string)
+				if !strings.HasPrefix(msg, "web: ") {
+					t.Errorf("got panic %v; want a message starting with \"web: \"", v)
+				}
+			}()
+			tt.register(newApp(t))
+		})
+	}
+}
+
+func TestSpecificityAndTrailingSlash(t *testing.T) {
+	app := newApp(t)
+	app.Get("/posts/{id}", text("param"))
+	app.Get("/posts/latest", text("static"))
+	app.Get("/posts/{id}/comments/{rest...}", text("wildcard"))
+	app.Get("/dir/", text("dir"))
+	tests := []struct {
+		target string
+		status int
+		body   string
+	}{
+		{"/posts/latest", 200, "static"},
+		{"/posts/7", 200, "param"},
+		{"/posts/7/comments/a/b", 200, "wildcard"},
+		{"/dir/", 200, "dir"},
+		{"/dir/sub", 404, ""}, // a trailing slash is not a subtree
+		{"/", 404, ""},
+	}
+	for _, tt := range tests {
+		rec := do(t, app, "GET", tt.target, "")
+		if rec.Code != tt.status || (tt.body != "" && rec.Body.String() != tt.body) {
+			t.Errorf("GET %s: got %d %q; want %d %q", tt.target, rec.Code, rec.Body.String(), tt.status, tt.body)
+		}
+	}
+}
+
+func TestStdlibHandlersAndDecorators(t *testing.T) {
+	app := newApp(t)
+	app.Handle("GET", "/std", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "std")
+	}))
+	app.Handle("GET", "/strip/{path...}", http.StripPrefix("/strip", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, r.URL.Path)
+	})))
+	app.Get("/timeout", text("in time"), web.Use(func(next http.Handler) http.Handler {
+		return http.TimeoutHandler(next, time.Minute, "too slow")
+	}))
+	mux := http.NewServeMux()
+	mux.Handle("/app/", http.StripPrefix("/app", app))
+	for target, want := range map[string]string{
+		"/app/std":       "std",
+		"/app/strip/a/b": "/a/b",
+		"/app/timeout":   "in time",
+	} {
+		if rec := do(t, mux, "GET", target, ""); rec.Code != 200 || rec.Body.String() != want {
+			t.Errorf("GET %s: got %d %q; want 200 %q", target, rec.Code, rec.Body.String(), want)
+		}
 	}
 }

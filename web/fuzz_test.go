@@ -1,0 +1,125 @@
+package web_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/loomrt/loom/web"
+)
+
+// FuzzRoutePattern registers arbitrary patterns: registration either works
+// or panics with a "web:" message, and serving any path afterwards never
+// panics and answers with a sane status.
+func FuzzRoutePattern(f *testing.F) {
+	for _, seed := range []string{"/", "/a/{b}", "/a/{b...}", "/a/{$}", "/{x}/{y}", "a", "/a/{", "/a/{b}/{b}", "/%2e%2e/", "/a/{b...}/c", "/\x00"} {
+		f.Add(seed, "/a/b")
+	}
+	f.Fuzz(func(t *testing.T, pattern, path string) {
+		app := newApp(t)
+		app.Get("/fixed/{id}", text("fixed"))
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					if msg, _ := v.(string); !strings.HasPrefix(msg, "web: ") {
+						t.Fatalf("pattern %q: got panic %v; want a web: panic", pattern, v)
+					}
+				}
+			}()
+			app.Get(pattern, text("fuzzed"))
+		}()
+		if !strings.HasPrefix(path, "/") {
+			path = "/" + path
+		}
+		req, err := http.NewRequest("GET", "http://test"+path, nil)
+		if err != nil {
+			return // not a URL a server would see
+		}
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, req)
+		if rec.Code != 200 && rec.Code != 301 && rec.Code != 307 && rec.Code != 308 && rec.Code != 404 && rec.Code != 400 {
+			t.Errorf("pattern %q, path %q: got status %d", pattern, path, rec.Code)
+		}
+	})
+}
+
+// FuzzStaticPath requests arbitrary paths from a static route: it must
+// never serve anything but the files in the FS.
+func FuzzStaticPath(f *testing.F) {
+	for _, seed := range []string{"a.txt", "../a.txt", "%2e%2e/a.txt", "..%2fa.txt", "/etc/passwd", "sub/../a.txt", "sub/", "a.txt%00", "..\\a.txt"} {
+		f.Add(seed)
+	}
+	files := map[string]string{"a.txt": "A", "sub/b.txt": "B"}
+	f.Fuzz(func(t *testing.T, name string) {
+		app := newApp(t)
+		fsys := make(fstestMap)
+		for n, c := range files {
+			fsys[n] = c
+		}
+		app.Static("/s/", fsys.fs())
+		req, err := http.NewRequest("GET", "http://test/s/"+name, nil)
+		if err != nil {
+			return
+		}
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, req)
+		if rec.Code == 200 && rec.Body.String() != "A" && rec.Body.String() != "B" {
+			t.Errorf("GET /s/%s: served %q", name, rec.Body.String())
+		}
+	})
+}
+
+// FuzzReadJSON feeds arbitrary bodies to a JSON handler: the answer is a
+// success or a 4xx, never a 500 or a panic.
+func FuzzReadJSON(f *testing.F) {
+	for _, seed := range []string{`{"text":"a"}`, `{"text":`, `[]`, `null`, `{"text":1}`, `{} {}`, "\xff"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		app := newApp(t, web.BodyLimit(1<<10))
+		app.Post("/", web.JSON(func(r *http.Request, in todo) (todo, error) { return in, nil }))
+		rec := do(t, app, "POST", "/", body)
+		if rec.Code != 200 && (rec.Code < 400 || rec.Code >= 500) {
+			t.Errorf("body %q: got status %d %q", body, rec.Code, rec.Body.String())
+		}
+	})
+}
+
+// FuzzAcceptEncoding checks that any Accept-Encoding header yields a
+// response that is identity, gzip or deflate, with the body intact.
+func FuzzAcceptEncoding(f *testing.F) {
+	for _, seed := range []string{"gzip", "deflate;q=0.5, gzip;q=0", "*;q=0", "gzip;q=abc", ",,;", "GZIP"} {
+		f.Add(seed)
+	}
+	big := strings.Repeat("x", 4096)
+	f.Fuzz(func(t *testing.T, accept string) {
+		app := newApp(t)
+		app.Get("/", text(big), web.Use(web.Compress))
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Header.Set("Accept-Encoding", accept)
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, req)
+		switch enc := rec.Header().Get("Content-Encoding"); enc {
+		case "":
+			if rec.Body.String() != big {
+				t.Errorf("Accept-Encoding %q: identity body altered", accept)
+			}
+		case "gzip", "deflate":
+		default:
+			t.Errorf("Accept-Encoding %q: got encoding %q", accept, enc)
+		}
+	})
+}
+
+// fstestMap builds a testing/fstest.MapFS from names and contents.
+type fstestMap map[string]string
+
+func (m fstestMap) fs() fstest.MapFS {
+	out := fstest.MapFS{}
+	for name, content := range m {
+		out[name] = &fstest.MapFile{Data: []byte(content)}
+	}
+	return out
+}

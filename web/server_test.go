@@ -1,0 +1,186 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loomrt/loom/web"
+)
+
+// serveApp serves app on a free loopback port; stop cancels Serve's context
+// and returns Serve's error.
+func serveApp(t *testing.T, app *web.App) (url string, stop func() error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ctx, ln) }()
+	stopped := false
+	var result error
+	stop = func() error {
+		if !stopped {
+			stopped = true
+			cancel()
+			result = <-served
+		}
+		return result
+	}
+	t.Cleanup(func() { _ = stop() })
+	return "http://" + ln.Addr().String(), stop
+}
+
+func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
+	app := newApp(t, web.ShutdownGrace(10*time.Second))
+	entered := make(chan struct{})
+	app.Get("/slow", func(w http.ResponseWriter, r *http.Request) error {
+		close(entered)
+		time.Sleep(200 * time.Millisecond)
+		_, err := io.WriteString(w, "finished")
+		return err
+	})
+	url, stop := serveApp(t, app)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+
+	type result struct {
+		status int
+		body   string
+		err    error
+	}
+	got := make(chan result, 1)
+	go func() {
+		resp, err := client.Get(url + "/slow")
+		if err != nil {
+			got <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		got <- result{resp.StatusCode, string(b), err}
+	}()
+	<-entered
+	if err := stop(); err != nil {
+		t.Errorf("Serve returned %v; want nil after a clean shutdown", err)
+	}
+	r := <-got
+	if r.err != nil || r.status != 200 || r.body != "finished" {
+		t.Errorf("in-flight request: got %d %q %v; want 200 finished", r.status, r.body, r.err)
+	}
+	if _, err := client.Get(url + "/slow"); err == nil {
+		t.Error("the server still accepts requests after shutdown")
+	}
+}
+
+func TestShutdownGraceRunsOut(t *testing.T) {
+	app := newApp(t, web.ShutdownGrace(50*time.Millisecond))
+	entered, leave := make(chan struct{}), make(chan struct{})
+	app.Get("/stuck", func(w http.ResponseWriter, r *http.Request) error {
+		close(entered)
+		<-leave
+		return nil
+	})
+	url, stop := serveApp(t, app)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := client.Get(url + "/stuck"); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-entered
+	err := stop()
+	if err == nil || !strings.Contains(err.Error(), "graceful shutdown") {
+		t.Errorf("got %v; want an error saying the graceful shutdown ran out", err)
+	}
+	close(leave)
+	<-done
+}
+
+func TestServerDefaults(t *testing.T) {
+	configured := make(chan *http.Server, 1)
+	app := newApp(t, web.ConfigureServer(func(s *http.Server) { configured <- s }))
+	_, stop := serveApp(t, app)
+	got := <-configured
+	if got.ReadHeaderTimeout != web.DefaultReadHeaderTimeout || got.IdleTimeout != web.DefaultIdleTimeout || got.MaxHeaderBytes != web.DefaultMaxHeaderBytes {
+		t.Errorf("got ReadHeaderTimeout %v IdleTimeout %v MaxHeaderBytes %d; want the defaults", got.ReadHeaderTimeout, got.IdleTimeout, got.MaxHeaderBytes)
+	}
+	if err := stop(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestListenError(t *testing.T) {
+	app := newApp(t)
+	err := app.ListenAndServe(context.Background(), "127.0.0.1:-1")
+	if err == nil || !strings.Contains(err.Error(), "listen") {
+		t.Errorf("got %v; want a listen error", err)
+	}
+}
+
+func TestAccessLog(t *testing.T) {
+	var logs logBuffer
+	app := newApp(t, logs.logger(), web.AccessLog())
+	app.Get("/users/{id}", text("ann"))
+	do(t, app, "GET", "/users/7?x=1", "")
+	do(t, app, "GET", "/nowhere", "")
+	log := logs.String()
+	for _, want := range []string{
+		`msg=request method=GET path=/users/7 route="GET /users/{id}" status=200 bytes=3`,
+		`path=/nowhere route="" status=404`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("access log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+func TestMetricsEndpoint(t *testing.T) {
+	app := newApp(t, web.Metrics("/metrics"))
+	app.Get("/hello", text("hi"))
+	for range 3 {
+		do(t, app, "GET", "/hello", "")
+	}
+	do(t, app, "GET", "/missing", "")
+	rec := do(t, app, "GET", "/metrics", "")
+	if rec.Code != 200 {
+		t.Fatalf("GET /metrics: got %d", rec.Code)
+	}
+	body := rec.Body.String()
+	for _, want := range []string{
+		`loom_http_requests_total{method="GET",route="GET /hello",status="200"} 3`,
+		`loom_http_requests_total{method="GET",route="unmatched",status="404"} 1`,
+		`loom_http_request_duration_seconds_count{route="GET /hello"} 3`,
+		`loom_executor_submitted_total{executor=`,
+		`kind="virtual"`,
+		`loom_executor_rejected_total`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+func TestPprof(t *testing.T) {
+	app := newApp(t, web.Pprof())
+	rec := do(t, app, "GET", "/debug/pprof/cmdline", "")
+	if rec.Code != 200 || rec.Body.Len() == 0 {
+		t.Errorf("GET /debug/pprof/cmdline: got %d with %d bytes", rec.Code, rec.Body.Len())
+	}
+	if rec := do(t, app, "GET", "/debug/pprof/", ""); rec.Code != 200 || !strings.Contains(rec.Body.String(), "goroutine") {
+		t.Errorf("GET /debug/pprof/: got %d", rec.Code)
+	}
+	if rec := do(t, newApp(t), "GET", "/debug/pprof/", ""); rec.Code != 404 {
+		t.Errorf("pprof without the option: got %d; want 404", rec.Code)
+	}
+}
