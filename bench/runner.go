@@ -150,7 +150,11 @@ func plan(opts Options) ([]job, error) {
 			if IsPeer(m) && (s.Peer == "" || opts.PeerServer == "") {
 				continue // peers serve only some workloads, and only when built
 			}
-			jobs = append(jobs, job{scenario: s, plan: p, model: m, expected: p.expectedRuntime(limit)})
+			rate := limit
+			if cap := modelCap(m, p); cap > 0 && (rate == 0 || cap < rate) {
+				rate = cap // a capped model takes its cap's time, up to the plan's Duration
+			}
+			jobs = append(jobs, job{scenario: s, plan: p, model: m, expected: p.expectedRuntime(rate)})
 		}
 	}
 	if len(jobs) == 0 {
