@@ -2,6 +2,9 @@ package wsapp
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net"
 	"time"
 
 	"github.com/coder/websocket"
@@ -33,10 +36,13 @@ func write(ctx context.Context, conn *websocket.Conn, typ websocket.MessageType,
 }
 
 // ended turns the error that ended a connection into the handler's result:
-// nil when the client closed it or the server is shutting down, both of
-// which are normal, and the error otherwise, for web to log.
+// nil when the client closed it, with a close frame or without (EOF), when
+// this side closed it, or when the server is shutting down, all of which are
+// normal; the error otherwise, for web to log.
 func ended(ctx context.Context, err error) error {
-	if websocket.CloseStatus(err) != -1 || ctx.Err() != nil {
+	switch {
+	case websocket.CloseStatus(err) != -1, ctx.Err() != nil,
+		errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 		return nil
 	}
 	return err
