@@ -46,12 +46,13 @@ type core struct {
 	submitted atomic.Uint64
 	rejected  atomic.Uint64
 	_         [64]byte
-	running   atomic.Int64
+	running   atomic.Int64 // tasks running; for a pool, workers busy
 	peak      atomic.Int64
-	completed atomic.Uint64
+	completed atomic.Uint64 // unused by a pool, whose workers keep tallies
 	panicked  atomic.Uint64
 	abandoned atomic.Uint64
 	_         [64]byte
+	tallies   []tally // a pool's, one per worker; nil for other executors
 
 	queueWait latency.Histogram
 	runTime   latency.Histogram
@@ -106,16 +107,17 @@ func (c *core) stamp() int64 {
 	return int64(time.Since(c.epoch)) + 1
 }
 
-// run runs t under the executor's context and counts it.
-func (c *core) run(parent context.Context, t Task, admitted int64) {
+// run runs t under the executor's context and counts it: in tl if the runner
+// has its own tally (a pool's worker), else in the shared counters.
+func (c *core) run(parent context.Context, t Task, admitted int64, tl *tally) {
 	if parent.Done() == nil {
 		if parent == context.Background() || parent == context.TODO() {
 			// No values and no cancellation: the executor's own context is
 			// an exact substitute, and costs nothing.
-			c.count(c.stop, t, admitted)
+			c.count(c.stop, t, admitted, tl)
 			return
 		}
-		c.count(detached{Context: parent, stop: c.stop}, t, admitted)
+		c.count(detached{Context: parent, stop: c.stop}, t, admitted, tl)
 		return
 	}
 	// The task's context must end with its submit context and with the
@@ -128,7 +130,7 @@ func (c *core) run(parent context.Context, t Task, admitted int64) {
 	list := &c.cancels[rand.Uint32()%cancelShards]
 	list.add(entry, &c.abandoning)
 	defer unlist(list, entry, cancel) // deferred: see count
-	c.count(ctx, t, admitted)
+	c.count(ctx, t, admitted, tl)
 }
 
 func unlist(list *cancelList, entry *cancelEntry, cancel context.CancelCauseFunc) {
@@ -142,25 +144,46 @@ func unlist(list *cancelList, entry *cancelEntry, cancel context.CancelCauseFunc
 // latencies. The bookkeeping after t is deferred so that it also happens when
 // t calls runtime.Goexit (as t.FailNow does in a test), which no recover
 // stops.
-func (c *core) count(ctx context.Context, t Task, admitted int64) {
-	r := c.running.Add(1)
-	for p := c.peak.Load(); r > p && !c.peak.CompareAndSwap(p, r); p = c.peak.Load() {
+func (c *core) count(ctx context.Context, t Task, admitted int64, tl *tally) {
+	if tl == nil {
+		c.busy()
 	}
 	var start time.Duration
 	if admitted != 0 {
 		start = time.Since(c.epoch)
 		c.queueWait.Record(start - time.Duration(admitted-1))
 	}
-	defer c.counted(admitted, start)
+	defer c.counted(admitted, start, tl)
 	c.call(ctx, t)
 }
 
-func (c *core) counted(admitted int64, start time.Duration) {
+func (c *core) counted(admitted int64, start time.Duration, tl *tally) {
 	if admitted != 0 {
 		c.runTime.Record(time.Since(c.epoch) - start)
 	}
+	if tl != nil {
+		tl.completed.Add(1)
+		return
+	}
 	c.running.Add(-1)
 	c.completed.Add(1)
+}
+
+// busy counts one more task (or, for a pool, one more busy worker) and keeps
+// the peak.
+func (c *core) busy() {
+	r := c.running.Add(1)
+	for p := c.peak.Load(); r > p && !c.peak.CompareAndSwap(p, r); p = c.peak.Load() {
+	}
+}
+
+// A tally is where one pool worker counts its tasks, on a cache line of its
+// own: shared counters written by every worker would bounce between cores on
+// every task, and that costs more than the rest of the hand-off.
+type tally struct {
+	taken     atomic.Uint64 // jobs the worker took from the queue
+	completed atomic.Uint64 // of which it ran to the end
+	_         [112]byte
 }
 
 // call runs t and recovers its panic.
@@ -179,24 +202,46 @@ func (c *core) call(ctx context.Context, t Task) {
 // they are read makes the result too large, never too small.
 func (c *core) pending() int64 {
 	a := c.abandoned.Load()
+	if c.tallies != nil {
+		// A pool: what no worker has taken is still queued.
+		var taken uint64
+		for i := range c.tallies {
+			taken += c.tallies[i].taken.Load()
+		}
+		return int64(c.submitted.Load() - a - taken)
+	}
 	done := c.completed.Load()
 	r := c.running.Load()
 	s := c.submitted.Load()
 	return int64(s-a-done) - r
 }
 
+// runningAndCompleted returns the Running and Completed figures.
+func (c *core) runningAndCompleted() (running int64, completed uint64) {
+	if c.tallies == nil {
+		return c.running.Load(), c.completed.Load()
+	}
+	for i := range c.tallies {
+		done := c.tallies[i].completed.Load()
+		running += int64(c.tallies[i].taken.Load() - done)
+		completed += done
+	}
+	return running, completed
+}
+
 func (c *core) stats() Stats {
+	running, completed := c.runningAndCompleted()
 	return Stats{
 		Name:          c.name,
 		Kind:          c.kind,
 		Workers:       c.workers,
 		QueueCapacity: c.queueCapacity,
 		Submitted:     c.submitted.Load(),
-		Completed:     c.completed.Load(),
+		Completed:     completed,
 		Rejected:      c.rejected.Load(),
 		Panicked:      c.panicked.Load(),
 		Abandoned:     c.abandoned.Load(),
-		Running:       int(c.running.Load()),
+		Running:       int(max(running, 0)),
 		Queued:        int(max(c.pending(), 0)),
 		PeakRunning:   int(c.peak.Load()),
 		QueueWait:     Percentiles{P50: c.queueWait.Quantile(0.50), P99: c.queueWait.Quantile(0.99)},
@@ -229,7 +274,7 @@ func (c *core) shutdown(ctx context.Context, begin func(), finished <-chan struc
 func (c *core) abandon(cause error, drain func()) error {
 	c.abandonOnce.Do(func() {
 		c.abandoning.Store(true)
-		running := c.running.Load()
+		running, _ := c.runningAndCompleted()
 		c.cancel(ErrAbandoned)
 		for i := range c.cancels {
 			c.cancels[i].cancelAll()

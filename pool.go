@@ -84,30 +84,59 @@ func newPool(kind string, workers int, lock bool, opts []Option) *pool {
 	}
 	p := &pool{lockThread: lock, tasks: make(chan job, cfg.queue), done: make(chan struct{})}
 	p.init(kind, cfg, workers, cfg.queue)
+	p.tallies = make([]tally, workers)
 	p.alive.Store(int64(workers))
-	for range workers {
-		go p.work()
+	for i := range workers {
+		go p.work(&p.tallies[i])
 	}
 	return p
 }
 
-func (p *pool) work() {
+func (p *pool) work(tl *tally) {
 	if p.lockThread {
 		// Never unlocked: a goroutine that exits locked takes its thread
 		// with it, so each worker owns one OS thread from start to end.
 		runtime.LockOSThread()
 	}
 	pprof.SetGoroutineLabels(p.labels)
-	for j := range p.tasks {
-		p.runJob(j)
+	// busy says whether this worker counts in p.running. It changes only
+	// when the worker finds the queue empty and must block, so a saturated
+	// pool touches no shared counter between one task and the next.
+	busy := false
+	for {
+		var j job
+		var ok bool
+		select {
+		case j, ok = <-p.tasks:
+		default:
+			if busy {
+				p.running.Add(-1)
+				busy = false
+			}
+			j, ok = <-p.tasks
+		}
+		if !ok {
+			break
+		}
+		if !busy {
+			p.busy()
+			busy = true
+		}
+		p.runJob(j, tl)
+	}
+	if busy {
+		p.running.Add(-1)
 	}
 	if p.alive.Add(-1) == 0 {
 		close(p.done)
 	}
 }
 
-func (p *pool) runJob(j job) {
+func (p *pool) runJob(j job, tl *tally) {
+	tl.taken.Add(1)
 	if p.abandoning.Load() {
+		// Un-take before counting as abandoned: see core.pending.
+		tl.taken.Add(^uint64(0))
 		p.abandoned.Add(1)
 		if j.result != nil {
 			j.result <- ErrAbandoned
@@ -121,10 +150,11 @@ func (p *pool) runJob(j job) {
 			// whatever we do: report completion and start a replacement,
 			// so the pool keeps its size.
 			p.completeJob(j)
-			go p.work()
+			p.running.Add(-1) // this worker was busy
+			go p.work(tl)
 		}
 	}()
-	p.run(j.ctx, j.task, j.admitted)
+	p.run(j.ctx, j.task, j.admitted, tl)
 	goexit = false
 	p.completeJob(j)
 }

@@ -6,9 +6,10 @@ import (
 	"runtime/pprof"
 )
 
-// ThreadPerTask returns an executor that runs each task on a brand-new OS
-// thread: a new goroutine locks itself to its thread and exits still locked,
-// which makes the runtime retire that thread. It is the control experiment
+// ThreadPerTask returns an executor that runs each task on an OS thread no
+// other task has run on: a new goroutine locks itself to its thread and exits
+// still locked, which makes the runtime retire that thread (and create another
+// when it next needs one). It is the control experiment
 // that separates "a new thread per task" (Java's
 // Executors.newThreadPerTaskExecutor with platform threads) from "a new
 // virtual thread per task": every task pays for creating and destroying a
@@ -60,7 +61,7 @@ func (e *threadPerTask) thread(ctx context.Context, t Task, admitted int64, done
 	runtime.LockOSThread()
 	pprof.SetGoroutineLabels(e.labels)
 	defer e.finish(done) // deferred, in case t calls runtime.Goexit
-	e.run(ctx, t, admitted)
+	e.run(ctx, t, admitted, nil)
 }
 
 func (e *threadPerTask) finish(done chan error) {

@@ -42,7 +42,7 @@ func (v *virtual) Go(ctx context.Context, t Task) error {
 func (v *virtual) goroutine(ctx context.Context, t Task, admitted int64) {
 	pprof.SetGoroutineLabels(v.labels)
 	defer v.gate.exit() // deferred, in case t calls runtime.Goexit
-	v.run(ctx, t, admitted)
+	v.run(ctx, t, admitted, nil)
 }
 
 // Run runs t on the caller's goroutine.
@@ -52,7 +52,7 @@ func (v *virtual) Run(ctx context.Context, t Task) error {
 	}
 	v.submitted.Add(1)
 	defer v.gate.exit() // deferred, in case t calls runtime.Goexit
-	v.run(ctx, t, v.stamp())
+	v.run(ctx, t, v.stamp(), nil)
 	return nil
 }
 
