@@ -28,8 +28,10 @@ import (
 // submit context ends meanwhile (the task sees the context's error).
 // A panicking task is recovered and reported, and its worker goes on.
 // The hot path allocates nothing beyond the caller's closure when the submit
-// context is context.Background; a cancellable submit context costs one
-// derived context per task, so that Shutdown can cancel it.
+// context is context.Background: tasks travel through the queue by value, Run
+// reuses its completion channels, and each worker counts its tasks on a cache
+// line of its own. A cancellable submit context costs a derived context per
+// task (two allocations), so that Shutdown can cancel it.
 //
 // The workers are started at once and carry the pprof labels
 // executor=<name> and kind=pool. Pool is safe for concurrent use.

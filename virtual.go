@@ -15,7 +15,9 @@ import (
 // Go starts a goroutine carrying the pprof labels executor=<name> and
 // kind=virtual. Run executes the task on the caller's goroutine (keeping the
 // caller's pprof labels) and returns when it does. A panicking task is
-// recovered and reported. Virtual is safe for concurrent use.
+// recovered and reported. Go allocates the new goroutine's start record, as
+// any go statement with arguments does; Run allocates nothing when the submit
+// context is context.Background. Virtual is safe for concurrent use.
 func Virtual(opts ...Option) Executor {
 	cfg := newConfig("virtual", false, opts)
 	v := &virtual{}
