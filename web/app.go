@@ -45,10 +45,10 @@ type App struct {
 	sockets      sync.WaitGroup
 }
 
-// New returns an App configured by opts. Unless the Executor option is
-// given, the default executor comes from loom.FromEnv("HTTP"): the variable
-// LOOM_EXECUTOR_HTTP, else LOOM_EXECUTOR, else "virtual". A bad spec is an
-// error that names the variable. Executors the App makes are shut down by
+// New returns an App configured by opts. Unless WithExecutor or
+// ExecutorSpec is given, the default executor comes from
+// loom.FromEnv("HTTP"): the variable LOOM_EXECUTOR_HTTP, else LOOM_EXECUTOR,
+// else "virtual". A bad spec is an error that names the variable. Executors the App makes are shut down by
 // App.Shutdown (Serve and Run call it); executors passed in stay the caller's.
 func New(opts ...Option) (*App, error) {
 	a := &App{mux: http.NewServeMux()}
@@ -62,6 +62,14 @@ func New(opts ...Option) (*App, error) {
 		a.logger = slog.Default()
 	}
 	a.executor = a.settings.executor
+	if a.executor == nil && a.settings.executorSpec != "" {
+		e, err := loom.Parse(a.settings.executorSpec, loom.Name("http"))
+		if err != nil {
+			return nil, fmt.Errorf("web: default executor: %w", err)
+		}
+		a.executor = e
+		a.owned = append(a.owned, e)
+	}
 	if a.executor == nil {
 		e, err := loom.FromEnv("HTTP")
 		if err != nil {

@@ -239,3 +239,20 @@ func TestGroupExecutorAndDecorators(t *testing.T) {
 		t.Errorf("a 404 got decorators %q; want app (App.Use wraps everything)", rec.Header().Get("X-Trail"))
 	}
 }
+
+func TestExecutorSpecOption(t *testing.T) {
+	t.Setenv("LOOM_EXECUTOR", "pool:x") // ignored: the spec is explicit
+	app, err := web.New(web.ExecutorSpec("limit:4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := app.Executor().Stats(); s.Kind != "limit" {
+		t.Errorf("got kind %q; want limit", s.Kind)
+	}
+	if err := app.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := web.New(web.ExecutorSpec("pool:-1")); err == nil {
+		t.Error("a bad spec made an App; want an error")
+	}
+}

@@ -14,6 +14,7 @@ type Option func(*settings)
 
 type settings struct {
 	executor     loom.Executor
+	executorSpec string
 	logger       *slog.Logger
 	debug        bool
 	accessLog    bool
@@ -30,6 +31,15 @@ type settings struct {
 // running.
 func WithExecutor(e loom.Executor) Option {
 	return func(s *settings) { s.executor = e }
+}
+
+// ExecutorSpec sets the App's default executor from a spec as loom.Parse
+// reads it ("virtual", "pool:64,queue=1000", "limit:500"), ignoring the
+// environment. The App owns the executor and shuts it down. A bad spec makes
+// New return an error. It is how a program that picks the model itself (a
+// benchmark, a test) builds an App.
+func ExecutorSpec(spec string) Option {
+	return func(s *settings) { s.executorSpec = spec }
 }
 
 // Logger sets the logger for errors, panics and the access log.
