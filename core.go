@@ -264,13 +264,20 @@ func (c *core) shutdown(ctx context.Context, begin func(), finished <-chan struc
 	case <-finished:
 		return nil
 	case <-ctx.Done():
-		return c.abandon(ctx.Err(), drain)
 	}
+	if err := c.abandon(ctx.Err(), drain); err != nil {
+		return err
+	}
+	// Nothing was running or queued: the goroutines are on their way out
+	// and run no task code, so waiting for them is short.
+	<-finished
+	return nil
 }
 
 // abandon cancels every task's context, counts the tasks that will never
 // start, and waits until each queued task has either started or been counted.
-// That wait involves no task code, so it is short.
+// That wait involves no task code, so it is short. It returns nil if there was
+// nothing to give up on.
 func (c *core) abandon(cause error, drain func()) error {
 	c.abandonOnce.Do(func() {
 		c.abandoning.Store(true)
@@ -285,11 +292,15 @@ func (c *core) abandon(cause error, drain func()) error {
 		for c.pending() > 0 {
 			time.Sleep(50 * time.Microsecond)
 		}
+		never := c.abandoned.Load()
+		if after, _ := c.runningAndCompleted(); never == 0 && running == 0 && after == 0 {
+			return
+		}
 		c.abandonErr = &abandonError{
 			kind:      c.kind,
 			name:      c.name,
 			cause:     cause,
-			never:     c.abandoned.Load(),
+			never:     never,
 			cancelled: running,
 		}
 	})

@@ -242,3 +242,22 @@ func TestShutdownUnderLoad(t *testing.T) {
 		})
 	}
 }
+
+// TestShutdownExpiredContextOnIdleExecutor checks that an executor with
+// nothing to do shuts down cleanly even when Shutdown's context has already
+// ended: there is nothing to abandon.
+func TestShutdownExpiredContextOnIdleExecutor(t *testing.T) {
+	for _, tc := range everyExecutor {
+		t.Run(tc.kind, func(t *testing.T) {
+			e := tc.make()
+			if err := e.Run(context.Background(), func(context.Context) {}); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if err := e.Shutdown(ctx); err != nil {
+				t.Errorf("Shutdown(ended context) of an idle executor = %v; want nil", err)
+			}
+		})
+	}
+}
