@@ -144,9 +144,9 @@ func newRunner(cfg Config) (*runner, error) {
 	for i := range r.shards {
 		r.shards[i].h = newHistogram()
 	}
-	if cfg.Rate > 0 {
-		r.limits.plan(cfg.MaxConns)
-	} else {
+	if cfg.Rate == 0 {
+		// An open loop's MaxConns is a cap, usually far from reached: its
+		// limits are noted only when a connection attempt hits them.
 		r.limits.plan(cfg.Connections)
 	}
 	return r, nil
