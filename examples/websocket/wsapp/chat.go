@@ -56,9 +56,8 @@ func (s *server) chat(ctx context.Context, conn *websocket.Conn, name string) er
 // ones are ignored. It returns when the connection ends or a binary message
 // arrives, which the chat does not accept, or the hub closes.
 func (s *server) publishAll(ctx context.Context, conn *websocket.Conn, m *Member) error {
-	readCtx := context.WithoutCancel(ctx) // see server.serve
 	for {
-		typ, data, err := conn.Read(readCtx)
+		typ, data, err := conn.Read(ctx)
 		if err != nil {
 			return err
 		}
@@ -70,8 +69,8 @@ func (s *server) publishAll(ctx context.Context, conn *websocket.Conn, m *Member
 		if text == "" {
 			continue
 		}
-		if err := s.hub.Publish(readCtx, m, text); err != nil {
-			return err // ErrHubClosed: readCtx never ends
+		if err := s.hub.Publish(ctx, m, text); err != nil {
+			return err // ErrHubClosed, or ctx ended on shutdown
 		}
 	}
 }

@@ -17,9 +17,8 @@ const writeTimeout = 10 * time.Second
 // echo sends every message back, text as text and binary as binary, until
 // the connection ends.
 func echo(ctx context.Context, conn *websocket.Conn) error {
-	readCtx := context.WithoutCancel(ctx) // see server.serve
 	for {
-		typ, data, err := conn.Read(readCtx)
+		typ, data, err := conn.Read(ctx)
 		if err != nil {
 			return ended(ctx, err)
 		}
@@ -30,7 +29,7 @@ func echo(ctx context.Context, conn *websocket.Conn) error {
 }
 
 func write(ctx context.Context, conn *websocket.Conn, typ websocket.MessageType, data []byte) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	return conn.Write(ctx, typ, data)
 }

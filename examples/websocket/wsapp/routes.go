@@ -105,18 +105,11 @@ func (s *server) parseQuery(next http.Handler) http.Handler {
 	})
 }
 
-// serve runs one WebSocket until the client or the server ends it.
-//
-// Reads use a context that the server's shutdown does not cancel, because
-// github.com/coder/websocket drops the connection without a close frame
-// when a read's context ends. Instead, shutdown closes the connection with
-// StatusGoingAway, which ends the read.
+// serve runs one WebSocket until the client or the server ends it. On
+// shutdown web closes the connection with StatusGoingAway, which ends the
+// reads below, before it cancels ctx.
 func (s *server) serve(ctx context.Context, conn *websocket.Conn) error {
 	conn.SetReadLimit(MaxMessageSize)
-	stop := context.AfterFunc(ctx, func() {
-		conn.Close(websocket.StatusGoingAway, "server shutting down")
-	})
-	defer stop()
 	set, _ := ctx.Value(settingsKey{}).(settings)
 	if set.echo {
 		return echo(ctx, conn)
