@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// A Task is a unit of work handed to an Executor. The context it receives is
-// the one the task was submitted with, or a context the executor cancels when
-// Shutdown gives up waiting for it.
+// A Task is a unit of work handed to an Executor. The context it receives
+// carries the values and the cancellation of the context it was submitted
+// with, and also ends when Shutdown gives up waiting for it; its
+// context.Cause is then ErrAbandoned.
 type Task func(ctx context.Context)
 
 // An Executor decides when, and on which goroutine or OS thread, a Task runs:
@@ -23,7 +24,9 @@ type Task func(ctx context.Context)
 //     while the caller waited for room;
 //   - Shutdown loses nothing it admitted: queued tasks run, or are reported as
 //     abandoned when Shutdown's context ends first;
-//   - the goroutines it starts are gone when Shutdown returns.
+//   - the goroutines it starts are gone when Shutdown returns nil; when it
+//     gives up, a goroutine whose task ignores the cancellation of its context
+//     ends when that task returns.
 type Executor interface {
 	// Go runs t asynchronously.
 	Go(ctx context.Context, t Task) error
@@ -32,7 +35,8 @@ type Executor interface {
 	Run(ctx context.Context, t Task) error
 	// Shutdown stops admitting tasks and waits for admitted ones to finish.
 	// When ctx ends first, it cancels the running tasks' contexts and returns
-	// an error that says how many tasks were abandoned.
+	// an error, wrapping ErrAbandoned and ctx.Err(), that says how many tasks
+	// were abandoned. It may be called more than once, and concurrently.
 	Shutdown(ctx context.Context) error
 	// Stats returns a snapshot of the executor's counters.
 	Stats() Stats
@@ -51,7 +55,10 @@ var (
 	ErrAbandoned = errors.New("loom: task abandoned by shutdown")
 )
 
-// Stats is a point-in-time snapshot of an executor's counters.
+// Stats is a snapshot of an executor's counters. The counters are read one
+// after another, not all at one instant: while tasks move, Running and Queued
+// may be off by the tasks in motion. Once the executor is idle, Submitted =
+// Completed + Abandoned.
 type Stats struct {
 	Name string // the executor's name (Name option); "" if unnamed
 	Kind string // "virtual", "pool", "threads", "thread-per-task" or "limit"
@@ -67,7 +74,7 @@ type Stats struct {
 
 	Running     int // tasks running now
 	Queued      int // tasks admitted and waiting to run
-	PeakRunning int // the most tasks ever running at once
+	PeakRunning int // the most tasks ever running at once; for Pool and Threads, the most workers busy at once
 
 	QueueWait Percentiles // time from admission to start
 	RunTime   Percentiles // time from start to return

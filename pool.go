@@ -27,6 +27,8 @@ import (
 // waits for it to return; once a task is admitted, it runs even if the
 // submit context ends meanwhile (the task sees the context's error).
 // A panicking task is recovered and reported, and its worker goes on.
+// A task that calls Run on its own pool waits for a worker like anyone else:
+// if every worker does so at once, none is left to run them.
 // The hot path allocates nothing beyond the caller's closure when the submit
 // context is context.Background: tasks travel through the queue by value, Run
 // reuses its completion channels, and each worker counts its tasks on a cache
