@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -63,9 +62,7 @@ func Compare(old, new *Report) []Change {
 // below Regression of the old figure or rose above its inverse, and status
 // changes. It returns how many regressions it flagged.
 func WriteComparison(w io.Writer, changes []Change) (regressions int, err error) {
-	ew := &errWriter{w: w}
-	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tmodel\told req/s\tnew req/s\tnew÷old\told p99\tnew p99\tp99 new÷old\t\t")
+	rows := [][]string{{"scenario", "model", "old req/s", "new req/s", "new÷old", "old p99", "new p99", "p99 new÷old", ""}}
 	for _, c := range changes {
 		var flags []string
 		switch {
@@ -78,13 +75,12 @@ func WriteComparison(w io.Writer, changes []Change) (regressions int, err error)
 		if c.OldStatus != c.NewStatus {
 			flags = append(flags, fmt.Sprintf("status %s → %s", c.OldStatus, c.NewStatus))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			c.Scenario, c.Model, rate(c.OldThroughput), rate(c.NewThroughput), fmtRatio(c.Ratio),
-			fmtLatency(c.OldP99), fmtLatency(c.NewP99), fmtRatio(c.P99Ratio), strings.Join(flags, ", "))
+		rows = append(rows, []string{c.Scenario, c.Model, rate(c.OldThroughput), rate(c.NewThroughput), fmtRatio(c.Ratio),
+			fmtLatency(c.OldP99), fmtLatency(c.NewP99), fmtRatio(c.P99Ratio), strings.Join(flags, ", ")})
 	}
-	tw.Flush()
 	if len(changes) == 0 {
-		fmt.Fprintln(ew, "no scenario and model in common")
+		_, err := fmt.Fprintln(w, "no scenario and model in common")
+		return 0, err
 	}
-	return regressions, ew.err
+	return regressions, writeTable(w, "", rows)
 }

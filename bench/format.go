@@ -1,7 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
 	"time"
 )
 
@@ -78,4 +82,26 @@ func tableRow(r ModelRun) []string {
 		fmt.Sprintf("%.1f", r.Server.CPUSeconds),
 		status,
 	}
+}
+
+// writeTable writes rows as columns aligned to the right, each line led by
+// indent and stripped of trailing blanks.
+func writeTable(w io.Writer, indent string, rows [][]string) error {
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		out.WriteString(indent + strings.TrimRight(line, " \n") + "\n")
+	}
+	_, err := io.WriteString(w, out.String())
+	return err
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -17,6 +18,9 @@ type Machine struct {
 	OS          string `json:"os"`     // distribution, from /etc/os-release
 	Kernel      string `json:"kernel"` // from /proc/sys/kernel/osrelease
 	Arch        string `json:"arch"`
+	// LoadAverage is the one-minute load average when the run started:
+	// well above Cores, other processes competed for the CPU.
+	LoadAverage float64 `json:"load_average"`
 }
 
 // DescribeMachine reads this machine's description. Fields it cannot read
@@ -38,6 +42,10 @@ func DescribeMachine() Machine {
 	if raw, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(raw))
 	}
+	if raw, err := os.ReadFile("/proc/loadavg"); err == nil {
+		first, _, _ := strings.Cut(string(raw), " ")
+		m.LoadAverage, _ = strconv.ParseFloat(first, 64)
+	}
 	return m
 }
 
@@ -56,7 +64,11 @@ func (m Machine) String() string {
 	if m.Kernel != "" {
 		platform += " (kernel " + m.Kernel + ", " + m.Arch + ")"
 	}
-	return strings.Join(append(parts, platform), ", ")
+	parts = append(parts, platform)
+	if m.LoadAverage > 0 {
+		parts = append(parts, fmt.Sprintf("load average %.1f at start", m.LoadAverage))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // firstField returns the value of the first line "key<sep>value" of file.

@@ -80,7 +80,7 @@ func TestJudge(t *testing.T) {
 		"virtual is best at 988 req/s (98.8% of the 1,000 req/s limit)",
 		"pool:16 is capped at 160 req/s by its 16 workers",
 		"thread-per-task crashed: fatal error: thread exhaustion",
-		"limit:10 is capped at 100 req/s by its 10 workers (4,000 errors)",
+		"limit:10 is capped at 100 req/s by its limit of 10 (4,000 errors)",
 	} {
 		if !strings.Contains(sleep.Verdict, want) {
 			t.Errorf("cask-sleep verdict %q\nlacks %q", sleep.Verdict, want)

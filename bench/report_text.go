@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 )
 
 // WriteText writes the report for a terminal: per scenario, its load and
@@ -18,12 +17,11 @@ func WriteText(w io.Writer, r *Report) error {
 	for _, sc := range r.Scenarios {
 		fmt.Fprintf(ew, "\n== %s: %s\n", sc.Name, sc.Workload)
 		fmt.Fprintf(ew, "   load: %s; limit: %s\n", describePlan(sc.Plan), sc.Limit.Formula)
-		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, strings.Join(tableHeader, "\t")+"\t")
+		rows := [][]string{tableHeader}
 		for _, run := range sc.Runs {
-			fmt.Fprintln(tw, strings.Join(tableRow(run), "\t")+"\t")
+			rows = append(rows, tableRow(run))
 		}
-		tw.Flush()
+		writeTable(ew, "", rows)
 		for _, run := range sc.Runs {
 			if run.Status == StatusCrashed && len(run.Stderr) > 0 {
 				fmt.Fprintf(ew, "   %s stderr (last lines):\n", run.Model)

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -83,7 +82,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	report := &Report{
 		Version: ReportVersion, Command: opts.Command, Quick: opts.Quick,
-		Started: time.Now().UTC(), Machine: DescribeMachine(), Notes: opts.Notes,
+		Started: time.Now().UTC(), Machine: DescribeMachine(), Notes: append([]string(nil), opts.Notes...),
+	}
+	if m := report.Machine; m.LoadAverage > float64(m.Cores) {
+		report.Notes = append(report.Notes, fmt.Sprintf("the machine was busy when the run started (load average %.1f on %d cores): "+
+			"other processes competed for the CPU, so figures are lower and noisier than on an idle machine", m.LoadAverage, m.Cores))
 	}
 	prog := newProgress(opts.Progress, opts.Terminal, jobs)
 	var current *ScenarioResult
@@ -223,12 +226,14 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 	<-watchDone
 	run.Server = sampling.Stop()
 	crashed, how := srv.crashed()
-	stopErr := srv.Stop()
+	srv.Stop() // how a server we stopped exits says nothing about the run
 
 	switch {
 	case err != nil:
 		run.Status, run.Failure = StatusFailed, err.Error()
 		return run
+	case ctx.Err() != nil:
+		run.Status, run.Failure = StatusFailed, "interrupted: "+ctx.Err().Error()
 	case crashed:
 		run.Status = StatusCrashed
 		run.Failure = how
@@ -255,18 +260,7 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 			run.Status = StatusOK
 		}
 	}
-	if stopErr != nil && !crashed && run.Status != StatusCrashed && ctx.Err() == nil && !isSignalExit(stopErr) {
-		// It ran, but did not shut down cleanly: worth knowing.
-		run.Stderr = srv.stderr.Tail()
-	}
 	return run
-}
-
-// isSignalExit reports whether err is the exit of a process that was
-// stopped by a signal we sent.
-func isSignalExit(err error) bool {
-	d := exitDescription(err)
-	return strings.HasPrefix(d, "signal: ") || errors.Is(err, context.Canceled)
 }
 
 // serverArgs is the command line of a loom server under test.

@@ -92,8 +92,8 @@ func verdict(sr *ScenarioResult, best *ModelRun) string {
 		case r.Status == StatusCrashed || r.Status == StatusFailed:
 			broken = append(broken, r.Model+" "+describeRun(r))
 		case r.ModelCap > 0 && r.Throughput <= 1.15*r.ModelCap && r.RatioToBest < 0.9:
-			capped = append(capped, fmt.Sprintf("%s is capped at %s req/s by its %d workers%s",
-				r.Model, rate(r.ModelCap), Concurrency(r.Model), errorNote(r)))
+			capped = append(capped, fmt.Sprintf("%s is capped at %s req/s by %s%s",
+				r.Model, rate(r.ModelCap), boundName(r.Model), errorNote(r)))
 		case r.RatioToBest > 1.1: // faster than the best clean run, but with errors
 			slower = append(slower, fmt.Sprintf("%s serves %.1f× as much (%s req/s) but fails %s requests",
 				r.Model, r.RatioToBest, rate(r.Throughput), count(r.Errors)))
@@ -133,6 +133,14 @@ func peerNote(runs []ModelRun) string {
 		return ""
 	}
 	return fmt.Sprintf("loom's virtual runs at %.2f× bare net/http", loom.Throughput/bare.Throughput)
+}
+
+// boundName says what bounds a model: "its 16 workers", "its limit of 100".
+func boundName(model string) string {
+	if strings.HasPrefix(strings.TrimSpace(model), "limit") {
+		return fmt.Sprintf("its limit of %d", Concurrency(model))
+	}
+	return fmt.Sprintf("its %d workers", Concurrency(model))
 }
 
 // describeRun says briefly what became of a run that did not serve.
