@@ -17,7 +17,7 @@ import (
 
 // serve starts the todo App over store on a real loopback server and
 // returns its URL. The server and the App are shut down when the test ends.
-func serve(t *testing.T, store *Store, opts ...web.Option) string {
+func serve(t testing.TB, store *Store, opts ...web.Option) string {
 	t.Helper()
 	app, err := NewApp(store, opts...)
 	if err != nil {
@@ -36,7 +36,7 @@ func serve(t *testing.T, store *Store, opts ...web.Option) string {
 }
 
 // seed adds three todos, the second completed: ids 1, 2 and 3 in a new store.
-func seed(t *testing.T, store *Store) []Todo {
+func seed(t testing.TB, store *Store) []Todo {
 	t.Helper()
 	ctx := t.Context()
 	var todos []Todo
@@ -212,7 +212,7 @@ func TestAPI(t *testing.T) {
 		{name: "unknown route", method: "GET", path: "/api/nothing", wantStatus: 404},
 	}
 
-	forEachBackend(t, func(t *testing.T, open func(t *testing.T) *Store) {
+	forEachBackend(t, func(t *testing.T, open func(t testing.TB) *Store) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel() // each case has a store of its own
@@ -309,7 +309,7 @@ func TestPage(t *testing.T) {
 // completed.
 func TestConcurrentWrites(t *testing.T) {
 	const creates, toggles = 50, 51
-	forEachBackend(t, func(t *testing.T, open func(t *testing.T) *Store) {
+	forEachBackend(t, func(t *testing.T, open func(t testing.TB) *Store) {
 		base := serve(t, open(t))
 
 		statuses := make(chan string, creates)

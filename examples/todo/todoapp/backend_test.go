@@ -18,7 +18,7 @@ import (
 // removes its data) when the test ends.
 type backend struct {
 	name string
-	open func(t *testing.T) *Store
+	open func(t testing.TB) *Store
 }
 
 var backends = []backend{
@@ -27,7 +27,7 @@ var backends = []backend{
 }
 
 // forEachBackend runs f as a parallel subtest per backend.
-func forEachBackend(t *testing.T, f func(t *testing.T, open func(t *testing.T) *Store)) {
+func forEachBackend(t *testing.T, f func(t *testing.T, open func(t testing.TB) *Store)) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
@@ -36,7 +36,7 @@ func forEachBackend(t *testing.T, f func(t *testing.T, open func(t *testing.T) *
 	}
 }
 
-func openTestSQLite(t *testing.T) *Store {
+func openTestSQLite(t testing.TB) *Store {
 	t.Helper()
 	store, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "todo.db"))
 	if err != nil {
@@ -66,7 +66,7 @@ var postgresProbe struct {
 // postgresURL returns the URL of a reachable test database. When there is
 // none the test fails if CI is set, so that CI cannot pass without having
 // run the PostgreSQL tests, and is skipped otherwise.
-func postgresURL(t *testing.T) string {
+func postgresURL(t testing.TB) string {
 	t.Helper()
 	postgresProbe.once.Do(func() {
 		candidates := postgresCandidates
@@ -99,7 +99,7 @@ func postgresURL(t *testing.T) string {
 // openTestPostgres opens a store whose connections use a schema of their
 // own, through search_path, so that tests running at once, in this process
 // or another, never see each other's todos. The schema is dropped at the end.
-func openTestPostgres(t *testing.T) *Store {
+func openTestPostgres(t testing.TB) *Store {
 	t.Helper()
 	base := postgresURL(t)
 	schema := "todo_test_" + randomHex(t, 8)
@@ -145,7 +145,7 @@ func openTestPostgres(t *testing.T) *Store {
 	return store
 }
 
-func randomHex(t *testing.T, n int) string {
+func randomHex(t testing.TB, n int) string {
 	t.Helper()
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {

@@ -8,7 +8,7 @@ import (
 )
 
 func TestStore(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, open func(t *testing.T) *Store) {
+	forEachBackend(t, func(t *testing.T, open func(t testing.TB) *Store) {
 		store := open(t)
 		ctx := t.Context()
 
@@ -89,7 +89,7 @@ func TestStore(t *testing.T) {
 }
 
 func TestStoreClosed(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, open func(t *testing.T) *Store) {
+	forEachBackend(t, func(t *testing.T, open func(t testing.TB) *Store) {
 		store := open(t)
 		if err := store.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
