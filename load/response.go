@@ -29,13 +29,14 @@ type responseHead struct {
 }
 
 // readLine returns the next line without its CRLF or LF. The slice points
-// into br's buffer and is valid until the next read.
+// into br's buffer and is valid until the next read. A line longer than the
+// buffer gives errLineTooLong with the line's start (see skipLine).
 func readLine(br *bufio.Reader) (line []byte, n int, err error) {
 	line, err = br.ReadSlice('\n')
 	n = len(line)
 	switch {
 	case err == bufio.ErrBufferFull:
-		return nil, n, errLineTooLong
+		return line, n, errLineTooLong
 	case err == io.EOF && n > 0:
 		return nil, n, io.ErrUnexpectedEOF
 	case err != nil:
@@ -80,11 +81,9 @@ func readOneHead(br *bufio.Reader, h *responseHead) (int64, error) {
 	for {
 		line, n, err := readLine(br)
 		total += int64(n)
-		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return total, err
+		tooLong := err == errLineTooLong
+		if err != nil && !tooLong {
+			return total, unexpected(err)
 		}
 		if len(line) == 0 {
 			break
@@ -94,6 +93,19 @@ func readOneHead(br *bufio.Reader, h *responseHead) (int64, error) {
 			return total, errHeaderLine
 		}
 		name, value := line[:colon], trimSpace(line[colon+1:])
+		if tooLong {
+			// A header longer than the buffer (a big cookie, say) is fine as
+			// long as it is none of the few this parser reads.
+			if equalFold(name, "content-length") || equalFold(name, "transfer-encoding") || equalFold(name, "connection") {
+				return total, errLineTooLong
+			}
+			m, err := skipLine(br)
+			total += m
+			if err != nil {
+				return total, err
+			}
+			continue
+		}
 		switch {
 		case equalFold(name, "content-length"):
 			v, ok := parseDecimal(value)
@@ -128,6 +140,23 @@ func readOneHead(br *bufio.Reader, h *responseHead) (int64, error) {
 		h.close = true
 	}
 	return total, nil
+}
+
+// skipLine consumes the rest of a line that did not fit the buffer.
+func skipLine(br *bufio.Reader) (int64, error) {
+	var total int64
+	for {
+		line, err := br.ReadSlice('\n')
+		total += int64(len(line))
+		switch err {
+		case nil:
+			return total, nil
+		case bufio.ErrBufferFull:
+			continue
+		default:
+			return total, unexpected(err)
+		}
+	}
 }
 
 // noBody reports whether a response with this status never has a body.
@@ -251,6 +280,14 @@ func readChunked(br *bufio.Reader, keep *[]byte) (int64, error) {
 	for { // trailer fields, up to an empty line
 		line, n, err := readLine(br)
 		total += int64(n)
+		if err == errLineTooLong {
+			m, err := skipLine(br)
+			total += m
+			if err != nil {
+				return total, err
+			}
+			continue
+		}
 		if err != nil {
 			return total, unexpected(err)
 		}

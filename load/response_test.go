@@ -54,7 +54,10 @@ func TestParseResponse(t *testing.T) {
 		{name: "short body", in: "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", wantError: true},
 		{name: "bad chunk size", in: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", wantError: true},
 		{name: "chunk without CRLF", in: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n0\r\n\r\n", wantError: true},
-		{name: "line too long", in: "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", 100) + "\r\n\r\n", wantError: true},
+		{name: "long header skipped", in: "HTTP/1.1 200 OK\r\nSet-Cookie: " + strings.Repeat("a", 200) + "\r\nContent-Length: 2\r\n\r\nok", status: 200, body: "ok"},
+		{name: "long trailer skipped", in: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX: " + strings.Repeat("t", 200) + "\r\n\r\n", status: 200, body: "ok"},
+		{name: "long content-length", in: "HTTP/1.1 200 OK\r\nContent-Length: " + strings.Repeat("0", 100) + "2\r\n\r\nok", wantError: true},
+		{name: "long status line", in: "HTTP/1.1 200 " + strings.Repeat("K", 100) + "\r\n\r\n", wantError: true},
 		{name: "empty", in: "", wantError: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
