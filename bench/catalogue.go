@@ -20,7 +20,7 @@ func models(limitSpec string) []string {
 // Each call returns fresh values, so callers may change them.
 func Catalogue() []*Scenario {
 	return []*Scenario{
-		caskAB(), caskSleep(), caskStatic(), caskTodo(), spring500ms(), cpuBound(), pinning(), hello(),
+		caskAB(), caskSleep(), caskStatic(), caskTodo(), spring500ms(), cpuBound(), pinning(), overload(), hello(),
 	}
 }
 
@@ -190,6 +190,34 @@ func pinning() *Scenario {
 		Targets:    get("/block"),
 		ExpectBody: pinnedBody,
 		Serve:      servePinning,
+	}
+}
+
+func overload() *Scenario {
+	return &Scenario{
+		Name: "overload",
+		Workload: fmt.Sprintf("GET /query takes one of %d \"database connections\" for %s (waiting for one as long as the client does); "+
+			"requests arrive at twice that capacity, and clients give up after 1 s", overloadSlots, overloadHold),
+		Seed: "None of the seeds: the Jetty out-of-memory in the Spring talk is its extreme. Unbounded concurrency queues " +
+			"the excess until clients time out; a limit turns it away at once with 503.",
+		Changes: "Open loop at 2,000 req/s for 15 s (1.5 s with --quick), 1 s client timeout. limit:10 admits as many requests as " +
+			"there are connections, with a queue of 20.",
+		Full: Plan{
+			Models: models("limit:10,queue=20"), Rate: 2 * float64(overloadCapacity), Duration: 15 * time.Second,
+			Timeout: time.Second, Service: overloadHold,
+		},
+		Quick: Plan{
+			Models: models("limit:10,queue=20"), Rate: 2 * float64(overloadCapacity), Duration: 1500 * time.Millisecond,
+			Timeout: time.Second, Service: overloadHold,
+		},
+		Limit: func(p Plan) Limit {
+			return Limit{PerSecond: float64(overloadCapacity), Formula: fmt.Sprintf(
+				"goodput at most %d connections ÷ %s = %s req/s, whatever is offered (%s req/s)",
+				overloadSlots, overloadHold, count(int64(overloadCapacity)), count(int64(p.Rate)))}
+		},
+		Targets:    get("/query"),
+		ExpectBody: overloadBody,
+		Serve:      serveOverload,
 	}
 }
 

@@ -38,6 +38,9 @@ func WriteText(w io.Writer, r *Report) error {
 // describePlan says what load a plan applies: "100 connections, 15s".
 func describePlan(p Plan) string {
 	parts := []string{count(int64(p.Connections)) + " connections"}
+	if p.Rate > 0 {
+		parts = []string{"open loop at " + count(int64(p.Rate)) + " req/s"}
+	}
 	if p.Requests > 0 {
 		parts = append(parts, count(p.Requests)+" requests")
 	}

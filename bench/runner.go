@@ -200,6 +200,7 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 	cfg := load.Config{
 		Targets:     sc.Targets(base),
 		Connections: p.Connections,
+		Rate:        p.Rate,
 		Requests:    p.Requests,
 		Duration:    p.Duration,
 		Timeout:     p.Timeout,

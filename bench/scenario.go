@@ -61,6 +61,10 @@ type Plan struct {
 	Models []string `json:"models"`
 	// Connections is the number of client connections, all opened at once.
 	Connections int `json:"connections"`
+	// Rate, when positive, makes the load an open loop: requests start at
+	// this many per second whatever the server does (Connections is then
+	// unused), and latency counts from each request's scheduled start.
+	Rate float64 `json:"rate,omitempty"`
 	// Requests stops a run after this many requests; 0: no count.
 	Requests int64 `json:"requests,omitempty"`
 	// Duration stops a run after this long, whatever Requests says, so that
