@@ -159,30 +159,38 @@ func (a *App) executors() []loom.Executor {
 // ServeHTTP serves r: it enforces the body limit, routes, and logs and
 // counts the response when the access log or metrics are on.
 func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rw := getWriter(w)
-	defer putWriter(rw)
-	var start time.Time
-	observe := a.metrics != nil || a.settings.accessLog
-	if observe {
-		start = time.Now()
-	}
 	if r.Body != nil && r.Body != http.NoBody && a.settings.bodyLimit > 0 {
 		if r.ContentLength > a.settings.bodyLimit {
-			a.renderError(rw, r, tooLarge(a.settings.bodyLimit))
-			a.observe(rw, r, start, observe)
+			a.serveTooLarge(w, r)
 			return
 		}
 		// The unwrapped writer lets MaxBytesReader close the connection.
 		r.Body = http.MaxBytesReader(w, r.Body, a.settings.bodyLimit)
 	}
-	a.handler.ServeHTTP(rw, r)
-	a.observe(rw, r, start, observe)
-}
-
-func (a *App) observe(rw *responseWriter, r *http.Request, start time.Time, on bool) {
-	if !on {
+	if a.metrics == nil && !a.settings.accessLog {
+		a.handler.ServeHTTP(w, r)
 		return
 	}
+	start := time.Now()
+	rw := getWriter(w)
+	defer putWriter(rw)
+	a.handler.ServeHTTP(rw, r)
+	a.observe(rw, r, start)
+}
+
+// serveTooLarge refuses a body whose declared length is over the limit,
+// without reading it.
+func (a *App) serveTooLarge(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rw := getWriter(w)
+	defer putWriter(rw)
+	a.renderError(rw, r, tooLarge(a.settings.bodyLimit))
+	if a.metrics != nil || a.settings.accessLog {
+		a.observe(rw, r, start)
+	}
+}
+
+func (a *App) observe(rw *responseWriter, r *http.Request, start time.Time) {
 	status := rw.status
 	if status == 0 {
 		status = http.StatusOK // a handler that wrote nothing sent an empty 200

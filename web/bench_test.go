@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -101,4 +102,60 @@ func BenchmarkHelloPool(b *testing.B) {
 		return err
 	})
 	benchServe(b, app, "/")
+}
+
+// BenchmarkVirtualRun is the executor's share of BenchmarkHello/app-virtual:
+// loom.Virtual().Run with a task that does nothing.
+func BenchmarkVirtualRun(b *testing.B) {
+	e := loom.Virtual()
+	b.Cleanup(func() { _ = e.Shutdown(b.Context()) })
+	task := func(context.Context) {}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = e.Run(ctx, task)
+	}
+}
+
+// BenchmarkHelloSocket is BenchmarkHello over loopback TCP with keep-alive
+// clients, where the framework's share of a request is what users see.
+func BenchmarkHelloSocket(b *testing.B) {
+	serve := func(b *testing.B, h http.Handler) {
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+		defer client.CloseIdleConnections()
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				resp, err := client.Get(srv.URL + "/")
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || len(body) != len(helloBytes) {
+					b.Errorf("got %d %q", resp.StatusCode, body)
+					return
+				}
+			}
+		})
+	}
+	b.Run("mux", func(b *testing.B) {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = w.Write(helloBytes)
+		})
+		serve(b, mux)
+	})
+	b.Run("app-virtual", func(b *testing.B) {
+		app := benchApp(b)
+		app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+			_, err := w.Write(helloBytes)
+			return err
+		})
+		serve(b, app)
+	})
 }

@@ -35,6 +35,7 @@ type route struct {
 // allocates nothing.
 type call struct {
 	rt       *route
+	rw       responseWriter // records what the handler sent, for errors and panics
 	w        http.ResponseWriter
 	r        *http.Request
 	ran      bool
@@ -58,7 +59,9 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := callPool.Get().(*call)
-	c.rt, c.w, c.r = rt, w, r
+	c.rt, c.r = rt, r
+	c.rw.ResponseWriter = w
+	c.w = &c.rw
 	runCtx := ctx
 	if rt.neverWaits {
 		runCtx = context.Background()
@@ -66,6 +69,7 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	err := rt.executor.Run(runCtx, c.task)
 	ran, panicked := c.ran, c.panicked
 	c.rt, c.w, c.r, c.ran, c.panicked = nil, nil, nil, false, nil
+	c.rw = responseWriter{}
 	callPool.Put(c)
 
 	if panicked == http.ErrAbortHandler {
@@ -130,8 +134,17 @@ func (c *call) recover(r *http.Request) {
 	}
 }
 
+// markClientClosed records 499 on every recording writer in w's chain, so
+// that the access log and metrics see it.
 func markClientClosed(w http.ResponseWriter) {
-	if rw := recorded(w); rw != nil && !rw.wrote {
-		rw.status = StatusClientClosed
+	for w != nil {
+		rw := recorded(w)
+		if rw == nil {
+			return
+		}
+		if !rw.wrote {
+			rw.status = StatusClientClosed
+		}
+		w = rw.ResponseWriter
 	}
 }
