@@ -29,7 +29,7 @@ type Result struct {
 	// connections an open-loop run had open at once.
 	Connections int `json:"connections"`
 	// Rate is the open-loop schedule in requests per second.
-	Rate float64 `json:"rate,omitempty"`
+	Rate float64 `json:"rate"`
 
 	Start   time.Time     `json:"start"`
 	Elapsed time.Duration `json:"elapsed_ns"`
@@ -58,10 +58,10 @@ type Result struct {
 	Timeline []Second `json:"timeline"`
 
 	// Scheduled is the number of requests the open-loop schedule called for.
-	Scheduled int64 `json:"scheduled,omitempty"`
+	Scheduled int64 `json:"scheduled"`
 	// Late counts open-loop requests that started more than LateAfter after
 	// their scheduled time, or never started.
-	Late int64 `json:"late,omitempty"`
+	Late int64 `json:"late"`
 
 	// Connects counts connections opened; Reconnects counts those opened
 	// because the server closed a keep-alive connection.

@@ -243,6 +243,9 @@ func mergeFiles(paths []string) (*load.Result, error) {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return nil, fmt.Errorf("result %s: %w", p, err)
 		}
+		if r.Mode != load.Closed && r.Mode != load.Open {
+			return nil, fmt.Errorf("result %s: not a loom load result (mode %q)", p, r.Mode)
+		}
 		if merged == nil {
 			merged = &r
 			continue

@@ -84,6 +84,8 @@ func TestLoadCommand(t *testing.T) {
 
 func TestLoadCommandErrors(t *testing.T) {
 	defer goleak.VerifyNone(t)
+	notResult := filepath.Join(t.TempDir(), "other.json")
+	os.WriteFile(notResult, []byte(`{"name": "something else"}`), 0o644)
 	for _, tc := range []struct {
 		args    []string
 		mention string
@@ -98,6 +100,7 @@ func TestLoadCommandErrors(t *testing.T) {
 		{[]string{"https://x/"}, "scheme"},
 		{[]string{"-n", "2", "http://127.0.0.1:1/"}, "no request served"},
 		{[]string{"merge", "/nonexistent.json"}, "read result"},
+		{[]string{"merge", notResult}, "not a loom load result"},
 	} {
 		_, err := execLoad(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.mention) {
