@@ -19,8 +19,9 @@ const MinCompressSize = 1024
 // Compress is a decorator that compresses responses with gzip, or deflate
 // when the client accepts only that, as chosen by Accept-Encoding (q=0
 // refuses an encoding). It leaves alone bodies under MinCompressSize,
-// responses that already have a Content-Encoding, range responses, and
-// responses without a body; it always sets Vary: Accept-Encoding. Use it
+// responses that already have a Content-Encoding, already-compressed media
+// (images, video, archives, …), range responses, and responses without a
+// body; it always sets Vary: Accept-Encoding. Use it
 // per route (web.Use(web.Compress)), per group or for the whole App.
 // Encoders are pooled; it is safe for concurrent use.
 func Compress(next http.Handler) http.Handler {
@@ -130,6 +131,9 @@ func (w *compressWriter) decide(big bool) error {
 	if h.Get("Content-Type") == "" {
 		h.Set("Content-Type", http.DetectContentType(w.buf))
 	}
+	if compressed(h.Get("Content-Type")) {
+		return w.flushPlain()
+	}
 	h.Set("Content-Encoding", w.encoding)
 	h.Del("Content-Length")
 	h.Del("Accept-Ranges")
@@ -145,6 +149,19 @@ func (w *compressWriter) decide(big bool) error {
 	}
 	w.buf = nil
 	return nil
+}
+
+// compressed reports whether a content type is already compressed, so that
+// gzip would spend CPU to make it larger.
+func compressed(contentType string) bool {
+	for _, prefix := range []string{"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif",
+		"video/", "audio/", "font/woff", "application/zip", "application/gzip", "application/x-gzip",
+		"application/zstd", "application/x-7z-compressed", "application/pdf"} {
+		if strings.HasPrefix(contentType, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *compressWriter) passThrough() {

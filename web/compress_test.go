@@ -23,6 +23,12 @@ func TestCompress(t *testing.T) {
 		return err
 	}, web.Use(web.Compress))
 	app.Get("/plain", text(big))
+	app.Get("/png", func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Content-Type", "image/png")
+		_, err := io.WriteString(w, big)
+		return err
+	}, web.Use(web.Compress))
+	app.Group("/group", web.Use(web.Compress)).Get("/big", text(big))
 	app.Get("/created", func(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusCreated)
 		return nil
@@ -44,6 +50,8 @@ func TestCompress(t *testing.T) {
 		{"/small", "gzip", "", 200, "tiny"},
 		{"/encoded", "gzip", "br", 200, big},
 		{"/plain", "gzip", "", 200, big},
+		{"/png", "gzip", "", 200, big},
+		{"/group/big", "gzip", "gzip", 200, big},
 		{"/created", "gzip", "", 201, ""},
 	}
 	for _, tt := range tests {
