@@ -182,3 +182,19 @@ func TestStdlibHandlersAndDecorators(t *testing.T) {
 		}
 	}
 }
+
+func TestStaticRouteDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under -race, sync.Pool drops items at random, so pooled values are reallocated")
+	}
+	app := newApp(t)
+	noop := func(w http.ResponseWriter, r *http.Request) error { return nil }
+	app.Get("/users/{id}", noop)
+	app.Get("/users/me/settings", noop)
+	req := httptest.NewRequest("GET", "/users/me/settings", nil)
+	w := httptest.NewRecorder()
+	app.ServeHTTP(w, req) // warm the pools
+	if allocs := testing.AllocsPerRun(100, func() { app.ServeHTTP(w, req) }); allocs != 0 {
+		t.Errorf("serving a static route allocated %.1f times per request; want 0", allocs)
+	}
+}
