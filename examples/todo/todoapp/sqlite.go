@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"path/filepath"
 	"runtime"
+	"slices"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver; pure Go, no cgo
 )
@@ -56,7 +59,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite %s: create schema: %w", path, err)
 	}
 
-	readPragmas := url.Values{"_pragma": append(pragmas["_pragma"], "query_only(1)")}
+	readPragmas := url.Values{"_pragma": slices.Concat(pragmas["_pragma"], []string{"query_only(1)"})}
 	read, err := sql.Open("sqlite", sqliteDSN(path, readPragmas))
 	if err != nil {
 		write.Close()
@@ -75,15 +78,18 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	return &Store{backend: "sqlite", read: read, write: write}, nil
 }
 
-// sqliteDSN builds a modernc.org/sqlite data source name: the file name,
-// then the driver's own query parameters, plus extra key/value pairs.
+// sqliteDSN builds a modernc.org/sqlite data source name: a file: URI for
+// path, escaped so that any file name works, with the driver's query
+// parameters q plus extra key/value pairs.
 func sqliteDSN(path string, q url.Values, extra ...string) string {
-	q2 := url.Values{}
-	for k, v := range q {
-		q2[k] = append([]string(nil), v...)
-	}
+	q = maps.Clone(q)
 	for i := 0; i+1 < len(extra); i += 2 {
-		q2.Set(extra[i], extra[i+1])
+		q.Set(extra[i], extra[i+1])
 	}
-	return "file:" + path + "?" + q2.Encode()
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
+	if !filepath.IsAbs(path) {
+		// A relative path must stay relative: "file:todo.db", not "file:///todo.db".
+		u = url.URL{Scheme: "file", Opaque: (&url.URL{Path: filepath.ToSlash(path)}).EscapedPath(), RawQuery: q.Encode()}
+	}
+	return u.String()
 }

@@ -2,6 +2,7 @@ package todoapp
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,11 +104,12 @@ func TestStoreClosed(t *testing.T) {
 	})
 }
 
-// TestSQLiteFile checks the settings OpenSQLite promises and that todos
-// outlive the store that wrote them.
+// TestSQLiteFile checks the settings OpenSQLite promises, that todos
+// outlive the store that wrote them, and that the file is the one named,
+// even with characters that mean something in a URI.
 func TestSQLiteFile(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "todo.db")
+	path := filepath.Join(t.TempDir(), "my todos #1? 100%.db")
 	store, err := OpenSQLite(ctx, path)
 	if err != nil {
 		t.Fatalf("OpenSQLite: %v", err)
@@ -135,6 +137,9 @@ func TestSQLiteFile(t *testing.T) {
 	}
 	if err := store.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("database file: %v", err)
 	}
 
 	store, err = OpenSQLite(ctx, path)
