@@ -25,7 +25,9 @@ func echo(ctx context.Context, c *websocket.Conn) error {
 }
 
 func TestWebSocketEcho(t *testing.T) {
-	app := newApp(t)
+	// The access log, metrics and compression wrap the writer: the upgrade must get through.
+	app := newApp(t, web.AccessLog(), web.Metrics("/metrics"))
+	app.Use(web.Compress)
 	app.WebSocket("/ws", echo, web.WebSocketOptions{OriginPatterns: []string{"trusted.example"}})
 	srv := httptest.NewServer(app)
 	defer srv.Close()
