@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -76,5 +77,17 @@ func TestRunRejectsBadInput(t *testing.T) {
 				t.Errorf("run(%q) with LOOM_EXECUTOR=%q: got nil error; want one", tt.args, tt.env)
 			}
 		})
+	}
+}
+
+// run serves until its context ends, then returns nil.
+func TestRunStopsCleanly(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-addr", "127.0.0.1:0"}) }()
+	time.Sleep(50 * time.Millisecond) // let it start listening; a stop before that is fine too
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("run after cancel: got %v; want nil", err)
 	}
 }

@@ -85,3 +85,15 @@ func TestRunRejectsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// run serves until its context ends, then returns nil.
+func TestRunStopsCleanly(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-addr", "127.0.0.1:0"}) }()
+	time.Sleep(50 * time.Millisecond) // let it start listening; a stop before that is fine too
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("run after cancel: got %v; want nil", err)
+	}
+}

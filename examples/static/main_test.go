@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -115,5 +116,17 @@ func TestRunRejectsBadInput(t *testing.T) {
 		if err := run(t.Context(), args); err == nil {
 			t.Errorf("run(%q): got nil error; want one", args)
 		}
+	}
+}
+
+// run serves until its context ends, then returns nil.
+func TestRunStopsCleanly(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-addr", "127.0.0.1:0"}) }()
+	time.Sleep(50 * time.Millisecond) // let it start listening; a stop before that is fine too
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("run after cancel: got %v; want nil", err)
 	}
 }
