@@ -154,8 +154,8 @@ func plan(opts Options) ([]job, error) {
 				continue // peers serve only some workloads, and only when built
 			}
 			rate := limit
-			if cap := modelCap(m, p); cap > 0 && (rate == 0 || cap < rate) {
-				rate = cap // a capped model takes its cap's time, up to the plan's Duration
+			if bound := modelCap(m, p); bound > 0 && (rate == 0 || bound < rate) {
+				rate = bound // a capped model takes its cap's time, up to the plan's Duration
 			}
 			jobs = append(jobs, job{scenario: s, plan: p, model: m, expected: p.expectedRuntime(rate)})
 		}
@@ -248,8 +248,8 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 	for _, pct := range latencyPoints {
 		run.Latency = append(run.Latency, Percentile{Percentile: pct, Latency: res.Percentile(pct)})
 	}
-	if cap := modelCap(j.model, p); cap > 0 {
-		run.ModelCap = cap
+	if bound := modelCap(j.model, p); bound > 0 {
+		run.ModelCap = bound
 	}
 	if run.Status == "" {
 		switch {
