@@ -22,7 +22,7 @@ package loom
 //   - BenchmarkRunParallel/<kind>: b.RunParallel, each goroutine calling
 //     e.Run(ctx, task) in a loop.
 //   - BenchmarkStatsSampling: the Limit BenchmarkRun loop with no task timed,
-//     one in 16 timed (as shipped) and every task timed, to show what the
+//     one in 32 timed (as shipped) and every task timed, to show what the
 //     latency histograms cost.
 //
 // Run them with: go test -run '^$' -bench . -benchtime=200000x -count 1 .
@@ -153,21 +153,21 @@ func benchShutdown(b *testing.B, e Executor) {
 }
 
 // BenchmarkStatsSampling runs the Limit BenchmarkRun loop (the cheapest
-// path, where the clock would weigh most) with no task timed, one in 16 timed
+// path, where the clock would weigh most) with no task timed, one in 32 timed
 // (as shipped) and every task timed.
 func BenchmarkStatsSampling(b *testing.B) {
 	for _, variant := range []struct {
 		name    string
 		untimed bool
-		mask    uint32
+		shift   uint
 	}{
-		{"untimed", true, sampleMask},
-		{"sampled-1-in-16", false, sampleMask},
-		{"every-task", false, 0},
+		{"untimed", true, sampleShift},
+		{"sampled-1-in-32", false, sampleShift},
+		{"every-task", false, 64},
 	} {
 		b.Run(variant.name, func(b *testing.B) {
 			p := Limit(benchWorkers, Full(Wait)).(*limit)
-			p.untimed, p.sampleMask = variant.untimed, variant.mask
+			p.untimed, p.sampleShift = variant.untimed, variant.shift
 			defer benchShutdown(b, p)
 			ctx := context.Background()
 			task := func(context.Context) {}

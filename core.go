@@ -13,12 +13,18 @@ import (
 	"github.com/loomrt/loom/internal/latency"
 )
 
-// sampleMask selects which tasks are timed for the QueueWait and RunTime
-// percentiles: one in sampleMask+1, at random. Reading the clock three times
-// per task would cost about as much as the rest of a pool's hot path; a
-// 1-in-16 sample keeps the percentiles honest for any executor that runs more
-// than a few hundred tasks (BenchmarkStatsSampling shows the difference).
-const sampleMask = 15
+// sampleShift selects which tasks are timed for the QueueWait and RunTime
+// percentiles: one in 1<<(64-sampleShift) = 32. Reading the clock three
+// times per task costs more than the rest of Limit.Run or Virtual.Run (see
+// BenchmarkStatsSampling); one task in 32 costs a few nanoseconds and still
+// gives a p99 from a hundred samples after a few thousand tasks.
+const sampleShift = 59
+
+// sampleSpread is 2^64 divided by the golden ratio. Task number n is timed
+// when the top bits of n*sampleSpread are zero: a Weyl sequence, which picks
+// one task in 32 without a random number and without lining up with any
+// period in the workload (alternating fast and slow tasks are both sampled).
+const sampleSpread = 0x9E3779B97F4A7C15
 
 // cancelShards spreads the registrations of tasks whose submit context is
 // cancellable over several lists, so they do not all take one mutex.
@@ -35,8 +41,8 @@ type core struct {
 	onPanic       func(name string, v any, stack []byte)
 	labels        context.Context // carries the pprof labels of started goroutines
 	epoch         time.Time
-	sampleMask    uint32 // a task is timed when a random number has none of these bits
-	untimed       bool   // time no task: lets the benchmarks show what timing costs
+	sampleShift   uint // see sampleShift; 64 times every task
+	untimed       bool // time no task: lets the benchmarks show what timing costs
 
 	// Submitters write the first group of counters and whoever runs tasks
 	// writes the second; the padding keeps the two off one cache line, so a
@@ -89,7 +95,7 @@ func (c *core) init(kind string, cfg config, workers, queueCapacity int) {
 	}
 	c.labels = pprof.WithLabels(context.Background(), pprof.Labels("executor", cfg.name, "kind", kind))
 	c.epoch = time.Now()
-	c.sampleMask = sampleMask
+	c.sampleShift = sampleShift
 	c.stop, c.cancel = context.WithCancelCause(context.Background())
 	for i := range c.cancels {
 		c.cancels[i].init()
@@ -98,10 +104,9 @@ func (c *core) init(kind string, cfg config, workers, queueCapacity int) {
 	c.closing = make(chan struct{})
 }
 
-// stamp returns the admission time of a sampled task, or 0 for a task that is
-// not timed.
-func (c *core) stamp() int64 {
-	if c.untimed || rand.Uint32()&c.sampleMask != 0 {
+// stamp returns the admission time of task number n if it is timed, or 0.
+func (c *core) stamp(n uint64) int64 {
+	if c.untimed || (n*sampleSpread)>>c.sampleShift != 0 {
 		return 0
 	}
 	return int64(time.Since(c.epoch)) + 1

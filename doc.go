@@ -27,6 +27,7 @@
 // shows which executor ran what.
 //
 // Stats reports counters and the p50/p99 of queue wait and run time. To keep
-// the clock off the hot path, one task in 16, chosen at random, is timed;
-// the others only increment counters.
+// the clock off the hot path, one task in 32 is timed (picked so that no
+// period in the workload lines up with the sample); the others only
+// increment counters.
 package loom

@@ -81,7 +81,7 @@ type Stats struct {
 }
 
 // Percentiles summarises a latency distribution. The figures come from a
-// sample of one task in 16 (see the package documentation), each within 12.5%
+// sample of one task in 32 (see the package documentation), each within 12.5%
 // of the true value; they are zero until a sampled task has been seen.
 type Percentiles struct {
 	P50, P99 time.Duration

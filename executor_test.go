@@ -185,19 +185,46 @@ func TestConstructorsPanicOnMisuse(t *testing.T) {
 
 func TestStatsPercentiles(t *testing.T) {
 	e := Limit(1, Queue(1000), Full(Wait))
-	for range 800 {
+	for range 1000 {
 		if err := e.Go(context.Background(), func(context.Context) { time.Sleep(20 * time.Microsecond) }); err != nil {
 			t.Fatal(err)
 		}
 	}
 	shutdown(t, e)
 	s := e.Stats()
-	// 800 tasks give about 50 timed ones; each slept at least 20µs, and
+	// 1000 tasks give about 31 timed ones; each slept at least 20µs, and
 	// with one slot the later ones waited behind the others.
 	if s.RunTime.P50 < 17*time.Microsecond || s.RunTime.P99 < s.RunTime.P50 {
 		t.Errorf("RunTime = %+v; want p50 ≥ 17µs (20µs less the bucket error) and p99 ≥ p50", s.RunTime)
 	}
 	if s.QueueWait.P99 < 17*time.Microsecond {
 		t.Errorf("QueueWait = %+v; want p99 ≥ 17µs", s.QueueWait)
+	}
+}
+
+// TestSampleIsSpread checks that the timed tasks are one in 32 and do not line
+// up with a periodic workload: with tasks alternating between two kinds, or
+// cycling through three or eight, every kind gets its share of the sample.
+func TestSampleIsSpread(t *testing.T) {
+	var c core
+	c.sampleShift = sampleShift
+	const tasks = 64000
+	for _, period := range []uint64{2, 3, 8, 32} {
+		perKind := make([]int, period)
+		total := 0
+		for n := uint64(1); n <= tasks; n++ {
+			if c.stamp(n) != 0 {
+				perKind[n%period]++
+				total++
+			}
+		}
+		if total < tasks/32*9/10 || total > tasks/32*11/10 {
+			t.Errorf("timed %d of %d tasks; want about %d", total, tasks, tasks/32)
+		}
+		for kind, got := range perKind {
+			if want := total / int(period); got < want*8/10 || got > want*12/10 {
+				t.Errorf("period %d: kind %d got %d of the %d timed tasks; want about %d", period, kind, got, total, want)
+			}
+		}
 	}
 }

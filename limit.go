@@ -66,7 +66,7 @@ func (l *limit) Go(ctx context.Context, t Task) error {
 	if err := l.admit(ctx); err != nil {
 		return err
 	}
-	go l.goroutine(ctx, t, l.stamp())
+	go l.goroutine(ctx, t, l.stamp(l.submitted.Load()))
 	return nil
 }
 
@@ -84,7 +84,7 @@ func (l *limit) Run(ctx context.Context, t Task) error {
 	if err := l.admit(ctx); err != nil {
 		return err
 	}
-	admitted := l.stamp()
+	admitted := l.stamp(l.submitted.Load())
 	if !l.start() {
 		return ErrAbandoned
 	}

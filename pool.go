@@ -190,7 +190,7 @@ func (p *pool) submit(ctx context.Context, j job) error {
 		return ErrClosed
 	}
 	defer p.gate.exit()
-	j.admitted = p.stamp()
+	j.admitted = p.stamp(p.submitted.Load())
 	select {
 	case p.tasks <- j:
 		p.submitted.Add(1)

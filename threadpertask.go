@@ -38,8 +38,7 @@ func (e *threadPerTask) Go(ctx context.Context, t Task) error {
 	if !e.gate.enter() {
 		return ErrClosed
 	}
-	e.submitted.Add(1)
-	go e.thread(ctx, t, e.stamp(), nil)
+	go e.thread(ctx, t, e.stamp(e.submitted.Add(1)), nil)
 	return nil
 }
 
@@ -48,9 +47,9 @@ func (e *threadPerTask) Run(ctx context.Context, t Task) error {
 	if !e.gate.enter() {
 		return ErrClosed
 	}
-	e.submitted.Add(1)
+	n := e.submitted.Add(1)
 	done := results.Get().(chan error)
-	go e.thread(ctx, t, e.stamp(), done)
+	go e.thread(ctx, t, e.stamp(n), done)
 	<-done
 	results.Put(done)
 	return nil

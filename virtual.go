@@ -36,8 +36,7 @@ func (v *virtual) Go(ctx context.Context, t Task) error {
 	if !v.gate.enter() {
 		return ErrClosed
 	}
-	v.submitted.Add(1)
-	go v.goroutine(ctx, t, v.stamp())
+	go v.goroutine(ctx, t, v.stamp(v.submitted.Add(1)))
 	return nil
 }
 
@@ -52,9 +51,9 @@ func (v *virtual) Run(ctx context.Context, t Task) error {
 	if !v.gate.enter() {
 		return ErrClosed
 	}
-	v.submitted.Add(1)
+	n := v.submitted.Add(1)
 	defer v.gate.exit() // deferred, in case t calls runtime.Goexit
-	v.run(ctx, t, v.stamp(), nil)
+	v.run(ctx, t, v.stamp(n), nil)
 	return nil
 }
 
