@@ -406,3 +406,38 @@ func post(ctx context.Context, url, body string) (string, Todo, error) {
 	}
 	return resp.Status, todo, nil
 }
+
+// TestExecutorFromEnv checks that LOOM_EXECUTOR moves the API onto the
+// executor it names, and that a bad spec stops NewApp.
+func TestExecutorFromEnv(t *testing.T) {
+	store := openTestSQLite(t)
+
+	t.Setenv("LOOM_EXECUTOR", "pool:2")
+	app, err := NewApp(store)
+	if err != nil {
+		t.Fatalf("NewApp: %v", err)
+	}
+	srv := httptest.NewServer(app)
+	status := "no response"
+	resp, err := http.Post(srv.URL+"/api/todos", "application/json", strings.NewReader(`{"text":"on a pool"}`))
+	if err == nil {
+		status = resp.Status
+		resp.Body.Close()
+	}
+	srv.Close()
+	stats := app.Executor().Stats()
+	if err := app.Shutdown(t.Context()); err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if status != "201 Created" {
+		t.Fatalf("POST on a pool: got %s (%v); want 201 Created", status, err)
+	}
+	if stats.Kind != "pool" || stats.Submitted == 0 {
+		t.Errorf("got executor %q with %d tasks; want pool with the request", stats.Kind, stats.Submitted)
+	}
+
+	t.Setenv("LOOM_EXECUTOR", "pool:lots")
+	if _, err := NewApp(store); err == nil || !strings.Contains(err.Error(), "LOOM_EXECUTOR") {
+		t.Errorf("NewApp with a bad LOOM_EXECUTOR: got %v; want an error naming the variable", err)
+	}
+}

@@ -3,6 +3,7 @@ package wsapp
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -27,7 +28,8 @@ func NewApp(hub *Hub, ws web.WebSocketOptions, opts ...web.Option) (*web.App, er
 		return nil, err
 	}
 	if err := Register(app, hub, ws); err != nil {
-		return nil, err
+		// Shut down the executors web.New made; nothing is running on them.
+		return nil, errors.Join(err, app.Shutdown(context.Background()))
 	}
 	return app, nil
 }

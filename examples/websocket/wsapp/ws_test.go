@@ -384,3 +384,43 @@ func TestPage(t *testing.T) {
 		t.Error("GET /: the page refers to an external URL")
 	}
 }
+
+// TestSocketExecutor checks that sockets run on their own executor:
+// LOOM_EXECUTOR does not cap them, LOOM_EXECUTOR_WEBSOCKET does.
+func TestSocketExecutor(t *testing.T) {
+	t.Run("LOOM_EXECUTOR leaves sockets alone", func(t *testing.T) {
+		t.Setenv("LOOM_EXECUTOR", "limit:1,queue=0")
+		ts := start(t, web.WebSocketOptions{})
+		for i := range 3 {
+			conn := dial(t, ts.url+"/ws?mode=echo", nil)
+			send(t, conn, websocket.MessageText, "ping")
+			if _, msg, err := conn.Read(t.Context()); err != nil || string(msg) != "ping" {
+				t.Fatalf("socket %d: got %q, %v; want ping", i, msg, err)
+			}
+		}
+	})
+	t.Run("LOOM_EXECUTOR_WEBSOCKET caps them", func(t *testing.T) {
+		t.Setenv("LOOM_EXECUTOR_WEBSOCKET", "limit:1,queue=0")
+		ts := start(t, web.WebSocketOptions{})
+		first := dial(t, ts.url+"/ws?mode=echo", nil)
+		send(t, first, websocket.MessageText, "ping")
+		if _, _, err := first.Read(t.Context()); err != nil {
+			t.Fatalf("first socket: %v", err)
+		}
+		_, resp, err := websocket.Dial(t.Context(), ts.url+"/ws?mode=echo", nil)
+		if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+			t.Errorf("second socket over a limit of 1: got %v; want 503", err)
+		}
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
+	})
+	t.Run("bad spec", func(t *testing.T) {
+		t.Setenv("LOOM_EXECUTOR_WEBSOCKET", "limit:many")
+		hub := NewHub(0)
+		defer hub.Close()
+		if _, err := NewApp(hub, web.WebSocketOptions{}); err == nil || !strings.Contains(err.Error(), "LOOM_EXECUTOR_WEBSOCKET") {
+			t.Errorf("NewApp with a bad LOOM_EXECUTOR_WEBSOCKET: got %v; want an error naming it", err)
+		}
+	})
+}
