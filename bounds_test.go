@@ -249,26 +249,75 @@ func TestFullWaitHonoursContext(t *testing.T) {
 }
 
 func TestShutdownWakesWaitingCallers(t *testing.T) {
-	e := Pool(1, Queue(0))
-	b := newBlocker(1)
-	if err := e.Go(context.Background(), b.task); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		kind string
+		e    Executor
+	}{
+		{"pool", Pool(1, Queue(0))},
+		{"threads", Threads(1, Queue(0))},
+		{"limit", Limit(1, Full(Wait))},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			e := tc.e
+			b := newBlocker(1)
+			err := e.Go(context.Background(), b.task)
+			for errors.Is(err, ErrRejected) { // a new pool worker may not be waiting yet
+				time.Sleep(time.Millisecond)
+				err = e.Go(context.Background(), b.task)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.waitStarted(t, 1)
+			result := make(chan error, 1)
+			go func() { result <- e.Go(context.Background(), func(context.Context) {}) }()
+			// Let the caller start waiting for room, then shut down.
+			done := make(chan error, 1)
+			go func() {
+				time.Sleep(10 * time.Millisecond)
+				done <- e.Shutdown(context.Background())
+			}()
+			if err := <-result; !errors.Is(err, ErrClosed) {
+				t.Errorf("Go waiting during Shutdown = %v; want ErrClosed", err)
+			}
+			close(b.release)
+			if err := <-done; err != nil {
+				t.Errorf("Shutdown = %v; want nil", err)
+			}
+		})
+	}
+}
+
+// TestLimitQueueBoundsWaitersUnderWait checks that with Full(Wait) the queue
+// still bounds the admitted tasks that wait: a caller beyond it waits for
+// room and is not counted as queued.
+func TestLimitQueueBoundsWaitersUnderWait(t *testing.T) {
+	e := Limit(1, Queue(1), Full(Wait))
+	b := newBlocker(3)
+	for range 2 { // one runs, one is queued
+		if err := e.Go(context.Background(), b.task); err != nil {
+			t.Fatal(err)
+		}
 	}
 	b.waitStarted(t, 1)
 	result := make(chan error, 1)
-	go func() { result <- e.Go(context.Background(), func(context.Context) {}) }()
-	// Wait until the caller is waiting for room, then shut down.
-	done := make(chan error, 1)
-	go func() {
-		time.Sleep(10 * time.Millisecond)
-		done <- e.Shutdown(context.Background())
-	}()
-	if err := <-result; !errors.Is(err, ErrClosed) {
-		t.Errorf("Go waiting during Shutdown = %v; want ErrClosed", err)
+	go func() { result <- e.Go(context.Background(), b.task) }()
+	time.Sleep(10 * time.Millisecond)
+	select {
+	case err := <-result:
+		t.Fatalf("Go beyond the queue returned %v; want it to wait for room", err)
+	default:
+	}
+	if s := e.Stats(); s.Running != 1 || s.Queued != 1 || s.Submitted != 2 {
+		t.Errorf("Stats running, queued, submitted = %d, %d, %d; want 1, 1, 2", s.Running, s.Queued, s.Submitted)
 	}
 	close(b.release)
-	if err := <-done; err != nil {
-		t.Errorf("Shutdown = %v; want nil", err)
+	if err := <-result; err != nil {
+		t.Errorf("Go waiting for room = %v; want nil once there is room", err)
+	}
+	shutdown(t, e)
+	if s := e.Stats(); s.Completed != 3 || s.PeakRunning != 1 {
+		t.Errorf("Stats completed, peak = %d, %d; want 3, 1", s.Completed, s.PeakRunning)
 	}
 }
 
