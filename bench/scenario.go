@@ -171,3 +171,21 @@ func count(n int64) string {
 	}
 	return b.String()
 }
+
+// SplitModels splits a comma-separated list of models, keeping each spec's
+// own ",key=value" parts with it: "virtual,limit:1000,queue=9000,pool:16"
+// is virtual, limit:1000,queue=9000 and pool:16.
+func SplitModels(list string) []string {
+	var models []string
+	for _, part := range strings.Split(list, ",") {
+		part = strings.TrimSpace(part)
+		switch {
+		case part == "":
+		case strings.Contains(part, "=") && !strings.Contains(part, ":") && len(models) > 0:
+			models[len(models)-1] += "," + part
+		default:
+			models = append(models, part)
+		}
+	}
+	return models
+}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,25 @@ func TestCount(t *testing.T) {
 	for _, tt := range tests {
 		if got := count(tt.n); got != tt.want {
 			t.Errorf("count(%d) = %q; want %q", tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestSplitModels(t *testing.T) {
+	tests := []struct {
+		list string
+		want []string
+	}{
+		{"virtual", []string{"virtual"}},
+		{"virtual,pool:16", []string{"virtual", "pool:16"}},
+		{"virtual,limit:1000,queue=9000,pool:16", []string{"virtual", "limit:1000,queue=9000", "pool:16"}},
+		{" limit:10, queue=20 , full=wait,peer:gin", []string{"limit:10,queue=20,full=wait", "peer:gin"}},
+		{",,", nil},
+		{"queue=5,virtual", []string{"queue=5", "virtual"}},
+	}
+	for _, tt := range tests {
+		if got := SplitModels(tt.list); !slices.Equal(got, tt.want) {
+			t.Errorf("SplitModels(%q) = %q; want %q", tt.list, got, tt.want)
 		}
 	}
 }

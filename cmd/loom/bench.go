@@ -19,7 +19,7 @@ import (
 // benchFlags are the options of `loom bench`.
 type benchFlags struct {
 	quick  bool
-	models []string
+	models string
 	list   bool
 	out    string
 	peers  bool
@@ -41,7 +41,7 @@ func newBenchCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&f.quick, "quick", false, "run a short version of every scenario (under 2 minutes on 2 cores)")
-	cmd.Flags().StringSliceVar(&f.models, "models", nil, "execution models to compare, e.g. virtual,pool:16,limit:1000 (default: each scenario's)")
+	cmd.Flags().StringVar(&f.models, "models", "", "execution models to compare, e.g. virtual,pool:16,limit:1000,queue=100 (default: each scenario's)")
 	cmd.Flags().BoolVar(&f.list, "list", false, "list the scenarios with their load and limit, and exit")
 	cmd.Flags().StringVar(&f.out, "out", "", "write results.json, report.md and report.html into this directory")
 	cmd.Flags().BoolVar(&f.peers, "peers", true, "also run peer frameworks (bench/peers: net/http, chi, gin, echo) where the source tree is present")
@@ -56,13 +56,13 @@ func runBench(ctx context.Context, cmd *cobra.Command, f benchFlags, names []str
 	}
 	opts := bench.Options{
 		Scenarios: names,
-		Models:    f.models,
+		Models:    bench.SplitModels(f.models),
 		Quick:     f.quick,
 		Progress:  stderr,
 		Terminal:  isTerminal(stderr),
 		Command:   "loom " + strings.Join(os.Args[1:], " "),
 	}
-	if f.peers && wantsPeers(names, f.models) {
+	if f.peers && wantsPeers(names, bench.SplitModels(f.models)) {
 		path, cleanup, err := buildPeers(ctx, stderr)
 		switch {
 		case err == nil:
