@@ -125,7 +125,7 @@ func TestProgressIsReported(t *testing.T) {
 	var mu sync.Mutex
 	var last Progress
 	calls := 0
-	mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Duration: 350 * time.Millisecond, Progress: func(p Progress) {
+	mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Duration: 600 * time.Millisecond, Progress: func(p Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
@@ -133,7 +133,7 @@ func TestProgressIsReported(t *testing.T) {
 	}})
 	mu.Lock()
 	defer mu.Unlock()
-	if calls < 2 || last.Done == 0 || last.Duration != 350*time.Millisecond {
+	if calls < 2 || last.Done == 0 || last.Duration != 600*time.Millisecond {
 		t.Errorf("%d progress calls, last %+v; want at least 2 with requests done", calls, last)
 	}
 }
