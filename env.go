@@ -11,8 +11,8 @@ import (
 const EnvPrefix = "LOOM_EXECUTOR"
 
 // FromEnv builds the executor called name from the environment: the spec in
-// LOOM_EXECUTOR_<NAME> (name upper-cased, with '-' and '.' turned into '_'),
-// else in LOOM_EXECUTOR, else "virtual". This is the one switch that moves a
+// LOOM_EXECUTOR_<NAME> (see EnvVar), else in LOOM_EXECUTOR, else "virtual";
+// a variable set to an empty string counts as unset. This is the one switch that moves a
 // whole application between execution models.
 //
 // The executor is named name unless the spec sets name=…; opts apply as in
@@ -37,8 +37,18 @@ func FromEnv(name string, opts ...Option) (Executor, error) {
 }
 
 // EnvVar returns the environment variable FromEnv reads first for the
-// executor called name, such as LOOM_EXECUTOR_HTTP for "http".
+// executor called name: LOOM_EXECUTOR_ and the name upper-cased, with every
+// character other than a letter, digit or '_' turned into '_', so that a
+// shell can set it. "http" gives LOOM_EXECUTOR_HTTP, "web-api.v2" gives
+// LOOM_EXECUTOR_WEB_API_V2 and "GET /users" gives LOOM_EXECUTOR_GET__USERS.
 func EnvVar(name string) string {
-	r := strings.NewReplacer("-", "_", ".", "_")
-	return EnvPrefix + "_" + r.Replace(strings.ToUpper(name))
+	return EnvPrefix + "_" + strings.Map(func(r rune) rune {
+		switch {
+		case 'a' <= r && r <= 'z':
+			return r - 'a' + 'A'
+		case 'A' <= r && r <= 'Z', '0' <= r && r <= '9', r == '_':
+			return r
+		}
+		return '_'
+	}, name)
 }

@@ -116,8 +116,17 @@ func TestFromEnv(t *testing.T) {
 }
 
 func TestEnvVar(t *testing.T) {
-	if got, want := EnvVar("web-api.v2"), "LOOM_EXECUTOR_WEB_API_V2"; got != want {
-		t.Errorf("EnvVar = %q; want %q", got, want)
+	tests := []struct{ name, want string }{
+		{"http", "LOOM_EXECUTOR_HTTP"},
+		{"web-api.v2", "LOOM_EXECUTOR_WEB_API_V2"},
+		{"GET /users", "LOOM_EXECUTOR_GET__USERS"},
+		{"café", "LOOM_EXECUTOR_CAF_"},
+		{"", "LOOM_EXECUTOR_"},
+	}
+	for _, tt := range tests {
+		if got := EnvVar(tt.name); got != tt.want {
+			t.Errorf("EnvVar(%q) = %q; want %q", tt.name, got, tt.want)
+		}
 	}
 }
 
