@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -159,6 +160,7 @@ func (a *App) executors() []loom.Executor {
 // ServeHTTP serves r: it enforces the body limit, routes, and logs and
 // counts the response when the access log or metrics are on.
 func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer a.recoverDecorator(w, r)
 	if r.Body != nil && r.Body != http.NoBody && a.settings.bodyLimit > 0 {
 		if r.ContentLength > a.settings.bodyLimit {
 			a.serveTooLarge(w, r)
@@ -176,6 +178,26 @@ func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer putWriter(rw)
 	a.handler.ServeHTTP(rw, r)
 	a.observe(rw, r, start)
+}
+
+// recoverDecorator turns a panic in a decorator (handlers' panics are
+// recovered closer to them) into a 500 and a log line, as for handlers.
+func (a *App) recoverDecorator(w http.ResponseWriter, r *http.Request) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	if a.metrics != nil {
+		a.metrics.panics.Inc()
+	}
+	a.logger.LogAttrs(r.Context(), slog.LevelError, "decorator panic",
+		slog.String("route", r.Pattern), slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+	if !headerSent(w) {
+		a.renderError(w, r, &Error{Status: http.StatusInternalServerError})
+	}
 }
 
 // serveTooLarge refuses a body whose declared length is over the limit,

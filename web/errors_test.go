@@ -171,3 +171,18 @@ func TestAbortHandlerPanicAbortsTheConnection(t *testing.T) {
 		t.Errorf("http.ErrAbortHandler was logged as a panic:\n%s", logs.String())
 	}
 }
+
+func TestPanicInADecoratorIsA500(t *testing.T) {
+	var logs logBuffer
+	app := newApp(t, logs.logger(), web.AccessLog())
+	app.Get("/", text("unreachable"), web.Use(func(http.Handler) http.Handler {
+		return http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("decorator bug") })
+	}))
+	rec := do(t, app, "GET", "/", "")
+	if rec.Code != 500 || rec.Body.String() != "Internal Server Error\n" {
+		t.Errorf("got %d %q; want 500", rec.Code, rec.Body.String())
+	}
+	if !strings.Contains(logs.String(), "decorator bug") {
+		t.Errorf("log lacks the panic:\n%s", logs.String())
+	}
+}
