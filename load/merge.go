@@ -71,6 +71,7 @@ func (r *Result) Merge(o *Result) error {
 	if err := r.setHistogram(h); err != nil {
 		return err
 	}
+	r.countNon2xx()
 	r.computeRate()
 	return nil
 }

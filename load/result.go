@@ -43,6 +43,9 @@ type Result struct {
 	Errors Errors `json:"errors"`
 	// Status counts complete responses by status code, expected or not.
 	Status map[int]int64 `json:"status"`
+	// Non2xx counts complete responses whose status was not 2xx, expected or
+	// not.
+	Non2xx int64 `json:"non_2xx"`
 	// Bytes counts response bytes read, head and body.
 	Bytes int64 `json:"bytes"`
 	// RequestsPerSec is Requests divided by Elapsed.
@@ -121,4 +124,14 @@ func (r *Result) Percentile(p float64) time.Duration {
 		return 0
 	}
 	return time.Duration(r.hist.ValueAtPercentile(p)) * time.Microsecond
+}
+
+// countNon2xx sets Non2xx from Status.
+func (r *Result) countNon2xx() {
+	r.Non2xx = 0
+	for code, n := range r.Status {
+		if code < 200 || code > 299 {
+			r.Non2xx += n
+		}
+	}
 }

@@ -260,6 +260,7 @@ func (r *runner) result(end time.Time) (*Result, error) {
 	if r.cfg.Rate > 0 {
 		res.Scheduled = r.scheduled()
 	}
+	res.countNon2xx()
 	res.computeRate()
 	return res, nil
 }

@@ -142,6 +142,9 @@ func TestUnexpectedStatusAndBodyAreErrors(t *testing.T) {
 		t.Errorf("status errors %d, body errors %d, served %d; want %d, %d, %d",
 			res.Errors.Status, res.Errors.Body, res.Requests, want500, wantBad, wantGood)
 	}
+	if res.Non2xx != want500 {
+		t.Errorf("non-2xx %d; want %d", res.Non2xx, want500)
+	}
 	if res.Status[500] != want500 || res.Status[200] != wantGood+wantBad {
 		t.Errorf("status counts %v; want 500:%d 200:%d", res.Status, want500, wantGood+wantBad)
 	}

@@ -44,6 +44,9 @@ func (r *Result) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(b, "  Status codes: %s\n", strings.Join(parts, ", "))
 	}
+	if r.Non2xx > 0 {
+		fmt.Fprintf(b, "  Non-2xx responses: %d\n", r.Non2xx)
+	}
 	if r.Mode == Open {
 		fmt.Fprintf(b, "  Schedule: %d requests due, %d late (started over %s behind schedule, or never)\n", r.Scheduled, r.Late, LateAfter)
 	}
