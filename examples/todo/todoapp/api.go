@@ -10,8 +10,8 @@ import (
 	"github.com/loomrt/loom/web"
 )
 
-// api holds the JSON handlers of /api/todos.
-type api struct {
+// handlers holds the JSON handlers of /api/todos.
+type handlers struct {
 	store *Store
 }
 
@@ -20,7 +20,7 @@ type cleared struct {
 	Removed int64 `json:"removed"`
 }
 
-func (a *api) list(r *http.Request, _ web.Empty) ([]Todo, error) {
+func (a *handlers) list(r *http.Request, _ web.Empty) ([]Todo, error) {
 	state, err := ParseState(web.Query(r, "state"))
 	if err != nil {
 		return nil, web.Errorf(http.StatusBadRequest, "query parameter %q: %v", "state", err)
@@ -29,7 +29,7 @@ func (a *api) list(r *http.Request, _ web.Empty) ([]Todo, error) {
 	return todos, httpError(err)
 }
 
-func (a *api) get(r *http.Request, _ web.Empty) (Todo, error) {
+func (a *handlers) get(r *http.Request, _ web.Empty) (Todo, error) {
 	id, err := web.ParamInt64(r, "id")
 	if err != nil {
 		return Todo{}, err
@@ -38,7 +38,7 @@ func (a *api) get(r *http.Request, _ web.Empty) (Todo, error) {
 	return t, httpError(err)
 }
 
-func (a *api) create(r *http.Request, body json.RawMessage) (web.Created[Todo], error) {
+func (a *handlers) create(r *http.Request, body json.RawMessage) (web.Created[Todo], error) {
 	text, err := readText(body)
 	if err != nil {
 		return web.Created[Todo]{}, err
@@ -47,7 +47,7 @@ func (a *api) create(r *http.Request, body json.RawMessage) (web.Created[Todo], 
 	return web.Created[Todo]{Value: t}, httpError(err)
 }
 
-func (a *api) update(r *http.Request, body json.RawMessage) (Todo, error) {
+func (a *handlers) update(r *http.Request, body json.RawMessage) (Todo, error) {
 	id, err := web.ParamInt64(r, "id")
 	if err != nil {
 		return Todo{}, err
@@ -60,7 +60,7 @@ func (a *api) update(r *http.Request, body json.RawMessage) (Todo, error) {
 	return t, httpError(err)
 }
 
-func (a *api) toggle(r *http.Request, _ web.Empty) (Todo, error) {
+func (a *handlers) toggle(r *http.Request, _ web.Empty) (Todo, error) {
 	id, err := web.ParamInt64(r, "id")
 	if err != nil {
 		return Todo{}, err
@@ -69,7 +69,7 @@ func (a *api) toggle(r *http.Request, _ web.Empty) (Todo, error) {
 	return t, httpError(err)
 }
 
-func (a *api) delete(w http.ResponseWriter, r *http.Request) error {
+func (a *handlers) delete(w http.ResponseWriter, r *http.Request) error {
 	id, err := web.ParamInt64(r, "id")
 	if err != nil {
 		return err
@@ -81,7 +81,7 @@ func (a *api) delete(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *api) clearCompleted(r *http.Request, _ web.Empty) (cleared, error) {
+func (a *handlers) clearCompleted(r *http.Request, _ web.Empty) (cleared, error) {
 	n, err := a.store.ClearCompleted(r.Context())
 	return cleared{Removed: n}, httpError(err)
 }

@@ -41,16 +41,19 @@ func NewApp(store *Store, opts ...web.Option) (*web.App, error) {
 // field, a non-integer id or a bad state; 404 for an unknown id; 413 for a
 // body over app's body limit; 415 for a non-JSON content type.
 //
-// Register panics, as web does, if app already has one of these routes.
+// The handlers share store and are safe for concurrent use; each runs on
+// the App's executor. Register panics, as web does, if app already has one
+// of these routes.
 func Register(app *web.App, store *Store) {
-	a := &api{store: store}
-	app.Get("/api/todos", web.JSON(a.list))
-	app.Post("/api/todos", web.JSON(a.create))
-	app.Post("/api/todos/clear-completed", web.JSON(a.clearCompleted))
-	app.Get("/api/todos/{id}", web.JSON(a.get))
-	app.Put("/api/todos/{id}", web.JSON(a.update))
-	app.Delete("/api/todos/{id}", a.delete)
-	app.Post("/api/todos/{id}/toggle", web.JSON(a.toggle))
+	a := &handlers{store: store}
+	api := app.Group("/api")
+	api.Get("/todos", web.JSON(a.list))
+	api.Post("/todos", web.JSON(a.create))
+	api.Post("/todos/clear-completed", web.JSON(a.clearCompleted))
+	api.Get("/todos/{id}", web.JSON(a.get))
+	api.Put("/todos/{id}", web.JSON(a.update))
+	api.Delete("/todos/{id}", a.delete)
+	api.Post("/todos/{id}/toggle", web.JSON(a.toggle))
 
 	assets, err := fs.Sub(static, "static")
 	if err != nil {
