@@ -137,6 +137,9 @@ func loadConfig(f loadFlags, urls []string, changed func(string) bool) (load.Con
 		if len(urls) > 0 {
 			return cfg, errors.New("give URLs or --targets, not both")
 		}
+		if changed("method") || body != nil {
+			return cfg, errors.New("--targets sets each request's method and body: drop -m, --body and --body-file")
+		}
 		file, err := os.Open(f.targets)
 		if err != nil {
 			return cfg, fmt.Errorf("targets: %w", err)

@@ -98,6 +98,7 @@ func TestLoadCommandErrors(t *testing.T) {
 		{[]string{"--body", "a", "--body-file", "f", "http://x/"}, "not both"},
 		{[]string{"--targets", "/nonexistent/file", "-n", "1"}, "targets"},
 		{[]string{"https://x/"}, "scheme"},
+		{[]string{"--targets", "t.txt", "-m", "POST"}, "drop -m"},
 		{[]string{"-n", "2", "http://127.0.0.1:1/"}, "no request served"},
 		{[]string{"merge", "/nonexistent.json"}, "read result"},
 		{[]string{"merge", notResult}, "not a loom load result"},
