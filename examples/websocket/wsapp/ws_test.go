@@ -27,7 +27,7 @@ type testServer struct {
 
 // start serves a new App and hub; both, and the server, are shut down when
 // the test ends (earlier if the test calls shutdown).
-func start(t *testing.T, ws web.WebSocketOptions) *testServer {
+func start(t testing.TB, ws web.WebSocketOptions) *testServer {
 	t.Helper()
 	hub := NewHub(0)
 	app, err := NewApp(hub, ws)
@@ -42,7 +42,7 @@ func start(t *testing.T, ws web.WebSocketOptions) *testServer {
 }
 
 // shutdown does what web.App.Serve does on the way out, then closes the hub.
-func (ts *testServer) shutdown(t *testing.T) {
+func (ts *testServer) shutdown(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -56,7 +56,7 @@ func (ts *testServer) shutdown(t *testing.T) {
 }
 
 // dial connects to path and closes the connection when the test ends.
-func dial(t *testing.T, url string, header http.Header) *websocket.Conn {
+func dial(t testing.TB, url string, header http.Header) *websocket.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
@@ -72,7 +72,7 @@ func dial(t *testing.T, url string, header http.Header) *websocket.Conn {
 }
 
 // readEvent reads one chat Event, failing the test after 10 s.
-func readEvent(t *testing.T, conn *websocket.Conn) Event {
+func readEvent(t testing.TB, conn *websocket.Conn) Event {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
@@ -90,7 +90,7 @@ func readEvent(t *testing.T, conn *websocket.Conn) Event {
 	return e
 }
 
-func send(t *testing.T, conn *websocket.Conn, typ websocket.MessageType, data string) {
+func send(t testing.TB, conn *websocket.Conn, typ websocket.MessageType, data string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
