@@ -35,13 +35,16 @@ func write(ctx context.Context, conn *websocket.Conn, typ websocket.MessageType,
 }
 
 // ended turns the error that ended a connection into the handler's result:
-// nil when the client closed it, with a close frame or without (EOF), when
-// this side closed it, or when the server is shutting down, all of which are
-// normal; the error otherwise, for web to log.
+// nil when the client closed it, with a close frame or without (EOF), sent
+// a message over MaxMessageSize (the library has closed the connection with
+// StatusMessageTooBig), when this side closed it, or when the server is
+// shutting down, all of which are normal; the error otherwise, for web to
+// log.
 func ended(ctx context.Context, err error) error {
 	switch {
 	case websocket.CloseStatus(err) != -1, ctx.Err() != nil,
-		errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed),
+		errors.Is(err, websocket.ErrMessageTooBig):
 		return nil
 	}
 	return err
