@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// ErrHubClosed is returned by Hub.Join after Close.
+// ErrHubClosed is returned by Hub.Join and Hub.Publish after Hub.Close.
 var ErrHubClosed = errors.New("chat hub closed")
 
 // DefaultQueue is the number of events a member may have waiting to be
@@ -19,9 +19,9 @@ const DefaultQueue = 64
 //
 // One goroutine, started by NewHub and stopped by Close, owns the member
 // list, so that joining, leaving and broadcasting need no lock. Broadcasting
-// never waits for a member: one whose queue is full is dropped (its Member.
-// Events channel is closed), so a slow client cannot stall the room. A Hub is
-// safe for concurrent use.
+// never waits for a member: one whose queue is full is dropped, its Events
+// channel closed, so that a slow client cannot stall the room. A Hub is safe
+// for concurrent use.
 type Hub struct {
 	join    chan *Member
 	leave   chan *Member
