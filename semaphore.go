@@ -22,7 +22,7 @@ type semaphore struct {
 	idle     chan struct{}
 }
 
-// closedBit marks a closed semaphore in its state word.
+// closedBit marks a closed semaphore or gate in its state word.
 const closedBit = 1 << 63
 
 func newSemaphore(size int) *semaphore {

@@ -9,12 +9,14 @@ import (
 // ThreadPerTask returns an executor that runs each task on an OS thread no
 // other task has run on: a new goroutine locks itself to its thread and exits
 // still locked, which makes the runtime retire that thread (and create another
-// when it next needs one). It is the control experiment
-// that separates "a new thread per task" (Java's
-// Executors.newThreadPerTaskExecutor with platform threads) from "a new
-// virtual thread per task": every task pays for creating and destroying a
-// thread. It is never full, never queues and never rejects; Queue and Full do
-// not apply and make it panic.
+// when it next needs one). It is the control experiment that separates "a new
+// thread per task" (Java's Executors.newThreadPerTaskExecutor with platform
+// threads) from "a new virtual thread per task": every task pays for creating
+// and destroying a thread. It is never full, never queues and never rejects;
+// Queue and Full do not apply and make it panic. Nor does it bound its
+// threads: more tasks running at once than the runtime's thread limit
+// (10,000 by default, debug.SetMaxThreads) crash the process, as platform
+// threads exhaust a JVM; keep the tasks in flight below it.
 //
 // Go and Run both start the task's thread; Run waits for the task to return.
 // The goroutines carry the pprof labels executor=<name> and
