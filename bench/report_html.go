@@ -47,13 +47,13 @@ func writeScenarioHTML(w io.Writer, i int, sc ScenarioResult) {
 		esc(sc.Name), esc(sc.Name), esc(sc.Workload), esc(describePlan(sc.Plan)), esc(sc.Limit.Formula))
 	fmt.Fprintf(w, "<p><small>Seed: %s<br>Changed: %s</small></p>\n", esc(sc.Seed), esc(sc.Changes))
 	fmt.Fprint(w, "<table>\n<tr>")
-	for _, h := range tableHeader {
+	for _, h := range tableHeader(true) {
 		fmt.Fprintf(w, "<th>%s</th>", esc(h))
 	}
 	fmt.Fprint(w, "</tr>\n")
 	for _, run := range sc.Runs {
 		fmt.Fprint(w, "<tr>")
-		for _, cell := range tableRow(run) {
+		for _, cell := range tableRow(run, true) {
 			fmt.Fprintf(w, "<td>%s</td>", esc(cell))
 		}
 		fmt.Fprint(w, "</tr>\n")

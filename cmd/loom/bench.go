@@ -45,7 +45,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&f.list, "list", false, "list the scenarios with their load and limit, and exit")
 	cmd.Flags().StringVar(&f.out, "out", "", "write results.json, report.md and report.html into this directory")
 	cmd.Flags().BoolVar(&f.peers, "peers", true, "also run peer frameworks (bench/peers: net/http, chi, gin, echo) where the source tree is present")
-	cmd.AddCommand(newBenchCompareCmd())
+	cmd.AddCommand(newBenchCompareCmd(), newBenchReportCmd())
 	return cmd
 }
 
@@ -188,6 +188,34 @@ func newBenchCompareCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func newBenchReportCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "report results.json",
+		Short: "Print the report of a results.json again, and rewrite report.md and report.html",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			report, err := bench.ReadJSONFile(args[0])
+			if err != nil {
+				return err
+			}
+			if err := bench.WriteText(cmd.OutOrStdout(), report); err != nil {
+				return err
+			}
+			if out == "" {
+				return nil
+			}
+			paths, err := bench.WriteFiles(out, report)
+			if err == nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s\n", strings.Join(paths, ", "))
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "write results.json, report.md and report.html into this directory")
+	return cmd
 }
 
 // errRegression makes `loom bench compare` exit non-zero on a regression, so

@@ -46,6 +46,16 @@ func TestBenchQuickSmoke(t *testing.T) {
 	if err := run(context.Background(), []string{"bench", "compare", results, results}); err != nil {
 		t.Errorf("loom bench compare (same file): %v", err)
 	}
+
+	// The reports made again from results.json.
+	again := t.TempDir()
+	if err := run(context.Background(), []string{"bench", "report", results, "--out", again}); err != nil {
+		t.Fatalf("loom bench report: %v", err)
+	}
+	md, err := os.ReadFile(filepath.Join(again, "report.md"))
+	if err != nil || !strings.Contains(string(md), "| model | req/s |") {
+		t.Errorf("report.md from loom bench report: %v; want the table", err)
+	}
 }
 
 func TestBenchList(t *testing.T) {
