@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/loomrt/loom"
@@ -158,4 +159,24 @@ func BenchmarkHelloSocket(b *testing.B) {
 		})
 		serve(b, app)
 	})
+}
+
+// BenchmarkCompress is a 16 KiB response through web.Compress with gzip:
+// encoders come from a pool, so the steady state allocates little.
+func BenchmarkCompress(b *testing.B) {
+	app := benchApp(b)
+	body := []byte(strings.Repeat("All work and no play makes Jack a dull boy. ", 372))
+	app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := w.Write(body)
+		return err
+	}, web.Use(web.Compress))
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	w := newDiscard()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		clear(w.header)
+		app.ServeHTTP(w, req)
+	}
 }

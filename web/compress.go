@@ -32,8 +32,13 @@ func Compress(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		cw := &compressWriter{ResponseWriter: w, encoding: enc}
-		defer cw.close()
+		cw := compressWriterPool.Get().(*compressWriter)
+		cw.ResponseWriter, cw.encoding = w, enc
+		defer func() {
+			cw.close()
+			*cw = compressWriter{buf: cw.buf[:0]} // keep the buffer's capacity
+			compressWriterPool.Put(cw)
+		}()
 		next.ServeHTTP(cw, r)
 	})
 }
@@ -42,7 +47,9 @@ func Compress(next http.Handler) http.Handler {
 func negotiate(header string) string {
 	gz, deflate := -1.0, -1.0
 	star := -1.0
-	for _, part := range strings.Split(header, ",") {
+	for rest := header; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, ",")
 		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		q := 1.0
 		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
@@ -75,8 +82,9 @@ func negotiate(header string) string {
 }
 
 var (
-	gzipPool  sync.Pool
-	flatePool sync.Pool
+	gzipPool           sync.Pool
+	flatePool          sync.Pool
+	compressWriterPool = sync.Pool{New: func() any { return new(compressWriter) }}
 )
 
 // compressWriter buffers the first MinCompressSize bytes to decide whether
@@ -147,7 +155,7 @@ func (w *compressWriter) decide(big bool) error {
 			return err
 		}
 	}
-	w.buf = nil
+	w.buf = w.buf[:0]
 	return nil
 }
 
@@ -177,7 +185,7 @@ func (w *compressWriter) flushPlain() error {
 	w.ResponseWriter.WriteHeader(w.status)
 	if len(w.buf) > 0 {
 		_, err := w.ResponseWriter.Write(w.buf)
-		w.buf = nil
+		w.buf = w.buf[:0]
 		return err
 	}
 	return nil
