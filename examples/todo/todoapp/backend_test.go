@@ -101,6 +101,23 @@ func postgresURL(t testing.TB) string {
 // or another, never see each other's todos. The schema is dropped at the end.
 func openTestPostgres(t testing.TB) *Store {
 	t.Helper()
+	store, err := OpenPostgres(t.Context(), testSchemaURL(t))
+	if err != nil {
+		t.Fatalf("OpenPostgres: %v", err)
+	}
+	// Registered after the schema's cleanup, so it runs before it.
+	t.Cleanup(func() {
+		if err := store.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return store
+}
+
+// testSchemaURL creates an empty schema, to be dropped when the test ends,
+// and returns the test database's URL with search_path set to it.
+func testSchemaURL(t testing.TB) string {
+	t.Helper()
 	base := postgresURL(t)
 	schema := "todo_test_" + randomHex(t, 8)
 
@@ -132,17 +149,7 @@ func openTestPostgres(t testing.TB) *Store {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	store, err := OpenPostgres(ctx, u.String())
-	if err != nil {
-		t.Fatalf("OpenPostgres: %v", err)
-	}
-	// Registered after the schema's cleanup, so it runs before it.
-	t.Cleanup(func() {
-		if err := store.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return store
+	return u.String()
 }
 
 func randomHex(t testing.TB, n int) string {

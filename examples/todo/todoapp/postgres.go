@@ -2,6 +2,7 @@ package todoapp
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"runtime"
 
@@ -30,10 +31,21 @@ func OpenPostgres(ctx context.Context, url string) (*Store, error) {
 	conns := max(8, 4*runtime.GOMAXPROCS(0))
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
-	if _, err := db.ExecContext(ctx, postgresSchema); err != nil {
+	store := &Store{backend: "postgres", read: db, write: db}
+	// CREATE TABLE IF NOT EXISTS is not safe against itself: two servers
+	// starting at once can both try to create the table, and one fails. A
+	// transaction-scoped advisory lock makes them take turns.
+	err = store.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('loom examples/todo schema'))"); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, postgresSchema)
+		return err
+	})
+	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open postgres %s@%s/%s: create schema: %w",
+		return nil, fmt.Errorf("open postgres %s@%s/%s: create table: %w",
 			config.User, config.Host, config.Database, err)
 	}
-	return &Store{backend: "postgres", read: db, write: db}, nil
+	return store, nil
 }

@@ -56,7 +56,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	// and is in WAL mode when query-only connections arrive.
 	if _, err := write.ExecContext(ctx, sqliteSchema); err != nil {
 		write.Close()
-		return nil, fmt.Errorf("open sqlite %s: create schema: %w", path, err)
+		return nil, fmt.Errorf("open sqlite %s: create table: %w", path, err)
 	}
 
 	readPragmas := url.Values{"_pragma": slices.Concat(pragmas["_pragma"], []string{"query_only(1)"})}

@@ -156,6 +156,29 @@ func TestSQLiteFile(t *testing.T) {
 	}
 }
 
+// TestOpenPostgresConcurrently starts several stores on one new schema at
+// once, as replicas of a server would: all must create or find the table.
+func TestOpenPostgresConcurrently(t *testing.T) {
+	url := testSchemaURL(t)
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			store, err := OpenPostgres(t.Context(), url)
+			if err == nil {
+				_, err = store.Create(t.Context(), "x")
+				err = errors.Join(err, store.Close())
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent OpenPostgres: %v", err)
+		}
+	}
+}
+
 func TestOpenErrors(t *testing.T) {
 	ctx := t.Context()
 	tests := []struct {
