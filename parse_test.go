@@ -194,3 +194,19 @@ func TestParseWithOptions(t *testing.T) {
 		t.Errorf("Parse(virtual, Queue(5)) error = %v; want one saying Queue does not apply", err)
 	}
 }
+
+func TestFullPolicyString(t *testing.T) {
+	tests := []struct {
+		p    FullPolicy
+		want string
+	}{
+		{Reject, "reject"},
+		{Wait, "wait"},
+		{0, "FullPolicy(0)"},
+	}
+	for _, tt := range tests {
+		if got := tt.p.String(); got != tt.want {
+			t.Errorf("FullPolicy(%d).String() = %q; want %q", int(tt.p), got, tt.want)
+		}
+	}
+}
