@@ -261,3 +261,31 @@ func TestShutdownExpiredContextOnIdleExecutor(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelListAfterAbandon checks the race cancelList closes: a task listed
+// after Shutdown has cancelled the list is cancelled at once, and one listed
+// before is cancelled by cancelAll.
+func TestCancelListAfterAbandon(t *testing.T) {
+	var l cancelList
+	l.init()
+	var abandoning atomic.Bool
+	before, cancelBefore := context.WithCancelCause(context.Background())
+	early := &cancelEntry{cancel: cancelBefore}
+	l.add(early, &abandoning)
+
+	abandoning.Store(true)
+	l.cancelAll()
+	if got := context.Cause(before); !errors.Is(got, ErrAbandoned) {
+		t.Errorf("cause of a listed task = %v; want ErrAbandoned", got)
+	}
+	l.remove(early)
+
+	after, cancelAfter := context.WithCancelCause(context.Background())
+	l.add(&cancelEntry{cancel: cancelAfter}, &abandoning)
+	if got := context.Cause(after); !errors.Is(got, ErrAbandoned) {
+		t.Errorf("cause of a task listed after abandonment = %v; want ErrAbandoned", got)
+	}
+	if l.root.next != &l.root {
+		t.Errorf("list not empty after removing its only entry")
+	}
+}
