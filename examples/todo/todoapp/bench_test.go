@@ -82,3 +82,29 @@ func BenchmarkAPIMix(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkStoreListLarge lists the 10 completed todos of a table that also
+// holds 20,000 active ones, as a long benchmark run leaves it.
+func BenchmarkStoreListLarge(b *testing.B) {
+	forEachBackendB(b, func(b *testing.B, store *Store) {
+		bulk := "INSERT INTO todos (text, completed) SELECT 'bulk', i <= 10 FROM generate_series(1, 20010) AS s(i)"
+		if store.Backend() == "sqlite" {
+			bulk = "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 20010) " +
+				"INSERT INTO todos (text, completed) SELECT 'bulk', i <= 10 FROM s"
+		}
+		if _, err := store.write.ExecContext(b.Context(), bulk); err != nil {
+			b.Fatal(err)
+		}
+		// As the database's own maintenance would, in time.
+		if _, err := store.write.ExecContext(b.Context(), "ANALYZE"); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			todos, err := store.List(b.Context(), StateCompleted)
+			if err != nil || len(todos) != 10 {
+				b.Fatalf("got %d todos, %v; want 10", len(todos), err)
+			}
+		}
+	})
+}

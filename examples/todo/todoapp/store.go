@@ -62,9 +62,9 @@ func (s *Store) List(ctx context.Context, state State) ([]Todo, error) {
 	query := "SELECT id, text, completed FROM todos"
 	switch state {
 	case StateActive:
-		query += " WHERE NOT completed"
+		query += " WHERE completed = FALSE"
 	case StateCompleted:
-		query += " WHERE completed"
+		query += " WHERE completed = TRUE"
 	case StateAll, "":
 	default:
 		return nil, fmt.Errorf("list todos: %w", badState(string(state)))
@@ -174,7 +174,7 @@ func (s *Store) Delete(ctx context.Context, id int64) error {
 func (s *Store) ClearCompleted(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM todos WHERE completed")
+		res, err := tx.ExecContext(ctx, "DELETE FROM todos WHERE completed = TRUE")
 		if err != nil {
 			return err
 		}
