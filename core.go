@@ -44,21 +44,28 @@ type core struct {
 	sampleShift   uint // see sampleShift; 64 times every task
 	untimed       bool // time no task: lets the benchmarks show what timing costs
 
-	// Submitters write the first group of counters and whoever runs tasks
-	// writes the second; the padding keeps the two off one cache line, so a
-	// pool's submitter and its workers do not steal it from each other.
+	// Admission and completion write the first group of counters. Virtual,
+	// ThreadPerTask and Limit write them at both ends of a task, and keep
+	// them on one cache line so that a task ending on another core moves one
+	// line, not several. A pool's workers write only their own tallies, so
+	// its submitters keep this line to themselves.
 	_         [64]byte
 	gate      gate
 	submitted atomic.Uint64
 	rejected  atomic.Uint64
-	_         [64]byte
-	running   atomic.Int64 // tasks running; for a pool, workers busy
-	peak      atomic.Int64
 	completed atomic.Uint64 // unused by a pool, whose workers keep tallies
+	_         [64]byte
+	running   atomic.Int64 // a pool's busy workers
+	peak      atomic.Int64
 	panicked  atomic.Uint64
 	abandoned atomic.Uint64
 	_         [64]byte
 	tallies   []tally // a pool's, one per worker; nil for other executors
+
+	// counts returns the tasks running and queued now and the tasks
+	// completed, from whatever the executor keeps. queued must err on the
+	// high side while tasks move: Shutdown waits for it to reach zero.
+	counts func() (running, queued int64, completed uint64)
 
 	queueWait latency.Histogram
 	runTime   latency.Histogram
@@ -150,9 +157,6 @@ func unlist(list *cancelList, entry *cancelEntry, cancel context.CancelCauseFunc
 // t calls runtime.Goexit (as t.FailNow does in a test), which no recover
 // stops.
 func (c *core) count(ctx context.Context, t Task, admitted int64, tl *tally) {
-	if tl == nil {
-		c.busy()
-	}
 	var start time.Duration
 	if admitted != 0 {
 		start = time.Since(c.epoch)
@@ -170,14 +174,11 @@ func (c *core) counted(admitted int64, start time.Duration, tl *tally) {
 		tl.completed.Add(1)
 		return
 	}
-	c.running.Add(-1)
 	c.completed.Add(1)
 }
 
-// busy counts one more task (or, for a pool, one more busy worker) and keeps
-// the peak.
-func (c *core) busy() {
-	r := c.running.Add(1)
+// observe raises PeakRunning to r if r is higher.
+func (c *core) observe(r int64) {
 	for p := c.peak.Load(); r > p && !c.peak.CompareAndSwap(p, r); p = c.peak.Load() {
 	}
 }
@@ -202,40 +203,8 @@ func (c *core) call(ctx context.Context, t Task) {
 	t(ctx)
 }
 
-// pending returns how many admitted tasks have neither started nor been
-// abandoned. The counters are read so that a task moving between them while
-// they are read makes the result too large, never too small.
-func (c *core) pending() int64 {
-	a := c.abandoned.Load()
-	if c.tallies != nil {
-		// A pool: what no worker has taken is still queued.
-		var taken uint64
-		for i := range c.tallies {
-			taken += c.tallies[i].taken.Load()
-		}
-		return int64(c.submitted.Load() - a - taken)
-	}
-	done := c.completed.Load()
-	r := c.running.Load()
-	s := c.submitted.Load()
-	return int64(s-a-done) - r
-}
-
-// runningAndCompleted returns the Running and Completed figures.
-func (c *core) runningAndCompleted() (running int64, completed uint64) {
-	if c.tallies == nil {
-		return c.running.Load(), c.completed.Load()
-	}
-	for i := range c.tallies {
-		done := c.tallies[i].completed.Load()
-		running += int64(c.tallies[i].taken.Load() - done)
-		completed += done
-	}
-	return running, completed
-}
-
 func (c *core) stats() Stats {
-	running, completed := c.runningAndCompleted()
+	running, queued, completed := c.counts()
 	return Stats{
 		Name:          c.name,
 		Kind:          c.kind,
@@ -247,7 +216,7 @@ func (c *core) stats() Stats {
 		Panicked:      c.panicked.Load(),
 		Abandoned:     c.abandoned.Load(),
 		Running:       int(max(running, 0)),
-		Queued:        int(max(c.pending(), 0)),
+		Queued:        int(max(queued, 0)),
 		PeakRunning:   int(c.peak.Load()),
 		QueueWait:     Percentiles{P50: c.queueWait.Quantile(0.50), P99: c.queueWait.Quantile(0.99)},
 		RunTime:       Percentiles{P50: c.runTime.Quantile(0.50), P99: c.runTime.Quantile(0.99)},
@@ -286,7 +255,7 @@ func (c *core) shutdown(ctx context.Context, begin func(), finished <-chan struc
 func (c *core) abandon(cause error, drain func()) error {
 	c.abandonOnce.Do(func() {
 		c.abandoning.Store(true)
-		running, _ := c.runningAndCompleted()
+		running, _, _ := c.counts()
 		c.cancel(ErrAbandoned)
 		for i := range c.cancels {
 			c.cancels[i].cancelAll()
@@ -294,11 +263,14 @@ func (c *core) abandon(cause error, drain func()) error {
 		if drain != nil {
 			drain()
 		}
-		for c.pending() > 0 {
+		for {
+			if _, queued, _ := c.counts(); queued <= 0 {
+				break
+			}
 			time.Sleep(50 * time.Microsecond)
 		}
 		never := c.abandoned.Load()
-		if after, _ := c.runningAndCompleted(); never == 0 && running == 0 && after == 0 {
+		if after, _, _ := c.counts(); never == 0 && running == 0 && after == 0 {
 			return
 		}
 		c.abandonErr = &abandonError{
@@ -399,13 +371,20 @@ type gate struct {
 	idle  chan struct{}
 }
 
-// enter reports whether the caller may come in; it must call exit later.
-func (g *gate) enter() bool {
-	if g.state.Add(1)&closedBit != 0 {
+// enter reports whether the caller may come in, and how many are inside
+// with it; a caller let in must call exit later.
+func (g *gate) enter() (int64, bool) {
+	n := g.state.Add(1)
+	if n&closedBit != 0 {
 		g.exit()
-		return false
+		return 0, false
 	}
-	return true
+	return int64(n), true
+}
+
+// inside returns how many callers are inside.
+func (g *gate) inside() int64 {
+	return int64(g.state.Load() &^ closedBit)
 }
 
 func (g *gate) exit() {

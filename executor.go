@@ -72,9 +72,9 @@ type Stats struct {
 	Panicked  uint64 // tasks that panicked
 	Abandoned uint64 // admitted tasks Shutdown gave up on before they started
 
-	Running     int // tasks running now
+	Running     int // tasks running now (Virtual, ThreadPerTask: admitted and not yet returned)
 	Queued      int // tasks admitted and waiting to run
-	PeakRunning int // the most tasks ever running at once; for Pool and Threads, the most workers busy at once
+	PeakRunning int // the most tasks ever running at once (Pool, Threads: the most workers busy at once)
 
 	QueueWait Percentiles // time from admission to start
 	RunTime   Percentiles // time from start to return

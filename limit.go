@@ -45,6 +45,7 @@ func Limit(n int, opts ...Option) Executor {
 		l.slots = newSemaphore(n)
 	}
 	l.init("limit", cfg, n, cfg.queue)
+	l.counts = l.taskCounts
 	return l
 }
 
@@ -125,6 +126,7 @@ func (l *limit) admit(ctx context.Context) error {
 // as abandoned, if Shutdown gives up first.
 func (l *limit) start() bool {
 	if l.slots == nil {
+		l.observe(int64(l.tickets.held()))
 		return true
 	}
 	if ok, _ := l.slots.tryAcquire(); !ok {
@@ -140,6 +142,7 @@ func (l *limit) start() bool {
 		l.abandonQueued()
 		return false
 	}
+	l.observe(int64(l.slots.held()))
 	return true
 }
 
@@ -168,6 +171,18 @@ func (l *limit) Shutdown(ctx context.Context) error {
 func (l *limit) begin() {
 	l.tickets.close()
 	close(l.closing)
+}
+
+// taskCounts reads the semaphores: tasks holding a slot run, tasks holding
+// only a ticket wait. Slots are read before tickets, so that a task moving
+// while they are read makes queued too high, never too low.
+func (l *limit) taskCounts() (running, queued int64, completed uint64) {
+	if l.slots == nil {
+		return int64(l.tickets.held()), 0, l.completed.Load()
+	}
+	running = int64(l.slots.held())
+	queued = int64(l.tickets.held()) - running
+	return running, queued, l.completed.Load()
 }
 
 // Stats returns a snapshot of the executor's counters.

@@ -89,6 +89,7 @@ func newPool(kind string, workers int, lock bool, opts []Option) *pool {
 	p := &pool{lockThread: lock, tasks: make(chan job, cfg.queue), done: make(chan struct{})}
 	p.init(kind, cfg, workers, cfg.queue)
 	p.tallies = make([]tally, workers)
+	p.counts = p.taskCounts
 	p.alive.Store(int64(workers))
 	for i := range workers {
 		go p.work(&p.tallies[i])
@@ -123,7 +124,7 @@ func (p *pool) work(tl *tally) {
 			break
 		}
 		if !busy {
-			p.busy()
+			p.observe(p.running.Add(1))
 			busy = true
 		}
 		p.runJob(j, tl)
@@ -186,7 +187,7 @@ func (p *pool) Run(ctx context.Context, t Task) error {
 }
 
 func (p *pool) submit(ctx context.Context, j job) error {
-	if !p.gate.enter() {
+	if _, ok := p.gate.enter(); !ok {
 		return ErrClosed
 	}
 	defer p.gate.exit()
@@ -237,6 +238,22 @@ func (p *pool) drain() {
 			j.result <- ErrAbandoned
 		}
 	}
+}
+
+// taskCounts reads the workers' tallies: what no worker has taken is queued.
+// The abandoned count is read first and the submitted count last, so that a
+// task moving while they are read makes queued too high, never too low.
+func (p *pool) taskCounts() (running, queued int64, completed uint64) {
+	a := p.abandoned.Load()
+	var taken uint64
+	for i := range p.tallies {
+		done := p.tallies[i].completed.Load()
+		taken += p.tallies[i].taken.Load()
+		completed += done
+	}
+	running = int64(taken - completed)
+	queued = int64(p.submitted.Load() - a - taken)
+	return running, queued, completed
 }
 
 // Stats returns a snapshot of the pool's counters.

@@ -26,6 +26,7 @@ func ThreadPerTask(opts ...Option) Executor {
 	cfg := newConfig("thread-per-task", false, opts)
 	e := &threadPerTask{}
 	e.init("thread-per-task", cfg, 0, 0)
+	e.counts = e.taskCounts
 	return e
 }
 
@@ -37,18 +38,22 @@ var _ Executor = (*threadPerTask)(nil)
 
 // Go runs t on a new OS thread.
 func (e *threadPerTask) Go(ctx context.Context, t Task) error {
-	if !e.gate.enter() {
+	inside, ok := e.gate.enter()
+	if !ok {
 		return ErrClosed
 	}
+	e.observe(inside)
 	go e.thread(ctx, t, e.stamp(e.submitted.Add(1)), nil)
 	return nil
 }
 
 // Run runs t on a new OS thread and waits for it to return.
 func (e *threadPerTask) Run(ctx context.Context, t Task) error {
-	if !e.gate.enter() {
+	inside, ok := e.gate.enter()
+	if !ok {
 		return ErrClosed
 	}
+	e.observe(inside)
 	n := e.submitted.Add(1)
 	done := results.Get().(chan error)
 	go e.thread(ctx, t, e.stamp(n), done)
@@ -83,6 +88,11 @@ func (e *threadPerTask) Shutdown(ctx context.Context) error {
 func (e *threadPerTask) begin() {
 	e.gate.close()
 	close(e.closing)
+}
+
+// taskCounts counts every task inside the executor as running: nothing queues.
+func (e *threadPerTask) taskCounts() (running, queued int64, completed uint64) {
+	return e.gate.inside(), 0, e.completed.Load()
 }
 
 // Stats returns a snapshot of the executor's counters.

@@ -22,6 +22,7 @@ func Virtual(opts ...Option) Executor {
 	cfg := newConfig("virtual", false, opts)
 	v := &virtual{}
 	v.init("virtual", cfg, 0, 0)
+	v.counts = v.taskCounts
 	return v
 }
 
@@ -33,9 +34,11 @@ var _ Executor = (*virtual)(nil)
 
 // Go runs t on a new goroutine.
 func (v *virtual) Go(ctx context.Context, t Task) error {
-	if !v.gate.enter() {
+	n, ok := v.gate.enter()
+	if !ok {
 		return ErrClosed
 	}
+	v.observe(n)
 	go v.goroutine(ctx, t, v.stamp(v.submitted.Add(1)))
 	return nil
 }
@@ -48,9 +51,11 @@ func (v *virtual) goroutine(ctx context.Context, t Task, admitted int64) {
 
 // Run runs t on the caller's goroutine.
 func (v *virtual) Run(ctx context.Context, t Task) error {
-	if !v.gate.enter() {
+	inside, ok := v.gate.enter()
+	if !ok {
 		return ErrClosed
 	}
+	v.observe(inside)
 	n := v.submitted.Add(1)
 	defer v.gate.exit() // deferred, in case t calls runtime.Goexit
 	v.run(ctx, t, v.stamp(n), nil)
@@ -69,6 +74,11 @@ func (v *virtual) Shutdown(ctx context.Context) error {
 func (v *virtual) begin() {
 	v.gate.close()
 	close(v.closing)
+}
+
+// taskCounts counts every task inside the executor as running: nothing queues.
+func (v *virtual) taskCounts() (running, queued int64, completed uint64) {
+	return v.gate.inside(), 0, v.completed.Load()
 }
 
 // Stats returns a snapshot of the executor's counters.
