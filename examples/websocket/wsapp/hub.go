@@ -20,7 +20,8 @@ const DefaultQueue = 64
 // One goroutine, started by NewHub and stopped by Close, owns the member
 // list, so that joining, leaving and broadcasting need no lock. Broadcasting
 // never waits for a member: one whose queue is full is dropped, its Events
-// channel closed, so that a slow client cannot stall the room. A Hub is safe
+// channel closed and its leaving announced, so that a slow client cannot
+// stall the room. A Hub is safe
 // for concurrent use.
 type Hub struct {
 	join    chan *Member
@@ -140,12 +141,14 @@ func (h *Hub) run() {
 	}
 }
 
-// broadcast queues e for every member, dropping those whose queue is full.
+// broadcast queues e for every member. A member whose queue is full is
+// dropped, and the others are told it left.
 func (h *Hub) broadcast(members map[*Member]struct{}, e Event) {
 	data, err := json.Marshal(e)
 	if err != nil {
 		panic("wsapp: encode event: " + err.Error()) // strings and ints always encode
 	}
+	var dropped []*Member
 	for m := range members {
 		select {
 		case m.events <- data:
@@ -153,6 +156,11 @@ func (h *Hub) broadcast(members map[*Member]struct{}, e Event) {
 			m.dropped = true
 			delete(members, m)
 			close(m.events)
+			dropped = append(dropped, m)
 		}
+	}
+	// Each round drops at least one member, so this ends.
+	for _, m := range dropped {
+		h.broadcast(members, Event{Kind: KindLeft, From: m.Name, Online: len(members)})
 	}
 }
