@@ -62,6 +62,10 @@ type core struct {
 	_         [64]byte
 	tallies   []tally // a pool's, one per worker; nil for other executors
 
+	// onAbandon, if not nil, is called once Shutdown has given up and set
+	// abandoning, to wake what waits without watching stop.
+	onAbandon func()
+
 	// counts returns the tasks running and queued now and the tasks
 	// completed, from whatever the executor keeps. queued must err on the
 	// high side while tasks move: Shutdown waits for it to reach zero.
@@ -255,6 +259,9 @@ func (c *core) shutdown(ctx context.Context, begin func(), finished <-chan struc
 func (c *core) abandon(cause error, drain func()) error {
 	c.abandonOnce.Do(func() {
 		c.abandoning.Store(true)
+		if c.onAbandon != nil {
+			c.onAbandon()
+		}
 		running, _, _ := c.counts()
 		c.cancel(ErrAbandoned)
 		for i := range c.cancels {

@@ -46,6 +46,10 @@ func Limit(n int, opts ...Option) Executor {
 	}
 	l.init("limit", cfg, n, cfg.queue)
 	l.counts = l.taskCounts
+	if l.slots != nil {
+		// Wake the tasks waiting for a slot when Shutdown gives up.
+		l.onAbandon = l.slots.hint
+	}
 	return l
 }
 
@@ -107,7 +111,7 @@ func (l *limit) admit(ctx context.Context) error {
 		l.rejected.Add(1)
 		return ErrRejected
 	}
-	switch l.tickets.wait(ctx.Done(), l.closing) {
+	switch l.tickets.wait(ctx.Done(), nil) {
 	case acquired:
 		l.submitted.Add(1)
 		return nil
@@ -130,7 +134,7 @@ func (l *limit) start() bool {
 		return true
 	}
 	if ok, _ := l.slots.tryAcquire(); !ok {
-		if l.slots.wait(l.stop.Done(), nil) != acquired {
+		if l.slots.wait(nil, &l.abandoning) != acquired {
 			l.abandonQueued()
 			return false
 		}

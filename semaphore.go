@@ -54,12 +54,15 @@ const (
 	stopped             // one of the channels given to wait was closed
 )
 
-// wait takes a token, waiting for one until the semaphore is closed or
-// either channel is closed (a nil channel never is).
-func (s *semaphore) wait(a, b <-chan struct{}) waitResult {
+// wait takes a token, waiting for one until the semaphore is closed, done is
+// closed (a nil done never is) or stop, if not nil, is set; whoever sets stop
+// must then call hint. Without a done channel, waiting is a plain channel
+// receive, which costs much less than a select.
+func (s *semaphore) wait(done <-chan struct{}, stop *atomic.Bool) waitResult {
 	// Counting ourselves as waiting before trying again pairs with release,
 	// which returns its token before looking for waiters: either we see the
-	// token, or release sees us and leaves a hint in room.
+	// token, or release sees us and leaves a hint in room. close and stop
+	// work the same way: the flag first, then a hint.
 	s.waiting.Add(1)
 	defer s.waiting.Add(-1)
 	for {
@@ -72,13 +75,20 @@ func (s *semaphore) wait(a, b <-chan struct{}) waitResult {
 			return acquired
 		}
 		if isClosed {
+			s.hint() // wake the next waiter, which will find it closed too
 			return closed
+		}
+		if stop != nil && stop.Load() {
+			s.hint()
+			return stopped
+		}
+		if done == nil {
+			<-s.room
+			continue
 		}
 		select {
 		case <-s.room:
-		case <-a:
-			return stopped
-		case <-b:
+		case <-done:
 			return stopped
 		}
 	}
@@ -101,7 +111,8 @@ func (s *semaphore) hint() {
 	}
 }
 
-// close stops handing out tokens; waiters learn of it when they next wake.
+// close stops handing out tokens and wakes the waiters, each of which wakes
+// the next.
 func (s *semaphore) close() {
 	if old := s.state.Or(closedBit); old&^closedBit == 0 {
 		s.idleOnce.Do(func() { close(s.idle) })

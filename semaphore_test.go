@@ -1,6 +1,7 @@
 package loom
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -51,5 +52,41 @@ func TestSemaphoreNeverOverfillsNorStalls(t *testing.T) {
 		if ok, isClosed := s.tryAcquire(); ok || !isClosed {
 			t.Errorf("tryAcquire after close = %v, %v; want false, true", ok, isClosed)
 		}
+	}
+}
+
+// TestSemaphoreWakesEveryWaiter blocks several waiters on a full semaphore,
+// then closes it (or sets their stop flag): each must return, woken by the
+// one before it.
+func TestSemaphoreWakesEveryWaiter(t *testing.T) {
+	for _, how := range []string{"close", "stop"} {
+		t.Run(how, func(t *testing.T) {
+			s := newSemaphore(1)
+			if ok, _ := s.tryAcquire(); !ok {
+				t.Fatal("tryAcquire on an empty semaphore failed")
+			}
+			var stop atomic.Bool
+			const waiters = 8
+			results := make(chan waitResult, waiters)
+			for range waiters {
+				go func() { results <- s.wait(nil, &stop) }()
+			}
+			for s.waiting.Load() != waiters {
+				runtime.Gosched()
+			}
+			want := closed
+			if how == "close" {
+				s.close()
+			} else {
+				want = stopped
+				stop.Store(true)
+				s.hint()
+			}
+			for range waiters {
+				if got := <-results; got != want {
+					t.Errorf("wait = %v; want %v", got, want)
+				}
+			}
+		})
 	}
 }
