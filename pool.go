@@ -140,7 +140,7 @@ func (p *pool) work(tl *tally) {
 func (p *pool) runJob(j job, tl *tally) {
 	tl.taken.Add(1)
 	if p.abandoning.Load() {
-		// Un-take before counting as abandoned: see core.pending.
+		// Un-take before counting as abandoned: see pool.taskCounts.
 		tl.taken.Add(^uint64(0))
 		p.abandoned.Add(1)
 		if j.result != nil {
