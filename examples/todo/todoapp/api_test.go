@@ -441,3 +441,24 @@ func TestExecutorFromEnv(t *testing.T) {
 		t.Errorf("NewApp with a bad LOOM_EXECUTOR: got %v; want an error naming the variable", err)
 	}
 }
+
+// TestOversizeChunkedBody sends a body over the limit without a
+// Content-Length, so the limit is found while the JSON is read.
+func TestOversizeChunkedBody(t *testing.T) {
+	base := serve(t, openTestSQLite(t), web.BodyLimit(1024))
+	body := io.MultiReader(strings.NewReader(`{"text":"`), strings.NewReader(strings.Repeat("a", 2048)), strings.NewReader(`"}`))
+	req, err := http.NewRequestWithContext(t.Context(), "POST", base+"/api/todos", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if req.ContentLength != 0 || resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("chunked oversize body: got status %d (%s), length %d; want 413 with no length", resp.StatusCode, msg, req.ContentLength)
+	}
+}
