@@ -50,8 +50,10 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("-queue %d: want a positive number", *queue)
 	}
 	var ws web.WebSocketOptions
-	if *origins != "" {
-		ws.OriginPatterns = strings.Split(*origins, ",")
+	for _, pattern := range strings.Split(*origins, ",") {
+		if pattern = strings.TrimSpace(pattern); pattern != "" {
+			ws.OriginPatterns = append(ws.OriginPatterns, pattern)
+		}
 	}
 
 	hub := wsapp.NewHub(*queue)
