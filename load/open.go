@@ -26,6 +26,7 @@ func (r *runner) runOpen() time.Time {
 	spawn := func() {
 		w := r.addWorker()
 		workers++
+		r.starting.Add(1)
 		wg.Go(func() { w.openLoop(due) })
 	}
 	for range min(r.cfg.MaxConns, initialOpenWorkers) {
@@ -64,8 +65,10 @@ func (r *runner) runSchedule(due chan<- int64, spawn func(), workers *int) {
 		if r.stopped.Load() {
 			return
 		}
-		// Idle workers may already have requests waiting for them.
-		if r.idle.Load() <= int64(len(due)) && *workers < r.cfg.MaxConns {
+		// A new connection only for demand that neither an idle worker nor
+		// one still connecting will meet: a brief stall of the machine must
+		// not open hundreds of connections that then slow it further.
+		if int64(len(due))+1 > r.idle.Load()+r.starting.Load() && *workers < r.cfg.MaxConns {
 			spawn()
 		}
 		select {
@@ -86,6 +89,12 @@ func (r *runner) scheduled() int64 {
 func (w *worker) openLoop(due <-chan int64) {
 	defer w.finish()
 	r := w.r
+	// Connect before taking a request, so that a request due meanwhile goes
+	// to whichever worker is free first rather than waiting for this dial.
+	// A failure here is not counted: the request that finds the connection
+	// missing tries again and counts its own failure.
+	w.connect(w.id % len(r.reqs))
+	r.starting.Add(-1)
 	for {
 		r.idle.Add(1)
 		i, more := <-due

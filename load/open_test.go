@@ -49,7 +49,7 @@ func TestOpenLoopHoldsTheRate(t *testing.T) {
 	span := time.Duration(len(arrivals)-q) * time.Second / rate // between the quarters' centres
 	drift := lag(len(arrivals)-q, len(arrivals)) - lag(0, q)
 	got := rate * span.Seconds() / (span + drift).Seconds()
-	t.Logf("measured rate %.2f/s, %d late", got, res.Late)
+	t.Logf("measured rate %.2f/s, %d late, %d connections, elapsed %s", got, res.Late, res.Connections, res.Elapsed)
 	if got < rate*0.99 || got > rate*1.01 {
 		t.Errorf("requests arrived at %.1f/s; want %d/s ± 1%%", got, rate)
 	}

@@ -54,6 +54,7 @@ type runner struct {
 	open       atomic.Int64 // connections open now
 	idle       atomic.Int64 // open loop: workers waiting for a request
 	dispatched atomic.Int64 // open loop: requests handed to workers
+	starting   atomic.Int64 // open loop: workers still opening their first connection
 
 	mu      sync.Mutex
 	workers []*worker
