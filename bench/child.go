@@ -216,6 +216,19 @@ func isFatalLine(line string) bool {
 	return false
 }
 
+// Died reports whether the process wrote a "fatal error:" or "panic:"
+// line: the Go runtime's last words.
+func (l *stderrLog) Died() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range l.fatal {
+		if strings.HasPrefix(line, "fatal error:") || strings.HasPrefix(line, "panic:") {
+			return true
+		}
+	}
+	return false
+}
+
 // Fatal returns the lines that say why the process died, if any.
 func (l *stderrLog) Fatal() []string {
 	l.mu.Lock()

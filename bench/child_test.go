@@ -72,8 +72,20 @@ func TestStderrLogKeepsCauseAndTail(t *testing.T) {
 	if len(tail) != tailLines+1 || tail[len(tail)-1] != "exit without newline" || tail[0] != "goroutine 4985 [syscall]:" {
 		t.Errorf("Tail() = %q; want the last %d lines and the unterminated one", tail, tailLines)
 	}
+	if !l.Died() {
+		t.Errorf("Died() = false after a fatal error line")
+	}
 	if ex := l.excerpt(); !strings.Contains(ex, "thread exhaustion") {
 		t.Errorf("excerpt() = %q; want the fatal lines", ex)
+	}
+}
+
+func TestStderrLogWithoutFatalLine(t *testing.T) {
+	l := newStderrLog()
+	fmt.Fprintln(l, "runtime: a warning that is not fatal")
+	fmt.Fprintln(l, "level=WARN msg=slow")
+	if l.Died() {
+		t.Errorf("Died() = true; want false without a fatal error or panic line")
 	}
 }
 

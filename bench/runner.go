@@ -227,7 +227,13 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 	<-watchDone
 	run.Server = sampling.Stop()
 	crashed, how := srv.crashed()
-	srv.Stop() // how a server we stopped exits says nothing about the run
+	stopErr := srv.Stop()
+	if !crashed && srv.stderr.Died() {
+		// It reported a fatal error but had not exited yet: a runtime that
+		// dies with 10,000 threads can take longer to print its goroutines
+		// than the run had left.
+		crashed, how = true, "still dying when stopped: "+exitDescription(stopErr)
+	}
 
 	switch {
 	case err != nil:
