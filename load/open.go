@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// initialOpenWorkers are started before the schedule begins; more start as
-// soon as no worker is free for a due request.
+// initialOpenWorkers are started before the schedule begins; more start when
+// due requests outnumber the idle and connecting workers.
 const initialOpenWorkers = 4
 
 // at returns when request i of the open-loop schedule is due, from the start.
@@ -16,9 +16,9 @@ func (r *runner) at(i int64) time.Duration {
 
 // runOpen hands requests to workers on a fixed schedule, starting workers
 // (and so connections) as needed up to MaxConns, and returns when the last
-// response arrived. A request waits for a worker only when MaxConns are
-// busy; it then starts late, and its latency still counts from when it was
-// due.
+// response arrived. A request that finds no free worker waits for the first
+// one free, new or old; if it starts late, its latency still counts from
+// when it was due.
 func (r *runner) runOpen() time.Time {
 	due := make(chan int64, r.cfg.MaxConns)
 	var wg sync.WaitGroup
