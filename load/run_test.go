@@ -86,6 +86,13 @@ func TestRequestsStopsExactlyAtN(t *testing.T) {
 			if res.Requests != int64(tc.n) || res.Sent != int64(tc.n) {
 				t.Errorf("served %d, sent %d; want %d each", res.Requests, res.Sent, tc.n)
 			}
+			var inTimeline int64
+			for _, s := range res.Timeline {
+				inTimeline += s.Requests
+			}
+			if inTimeline != int64(tc.n) {
+				t.Errorf("timeline holds %d requests; want %d", inTimeline, tc.n)
+			}
 			if got := res.Status[200]; got != int64(tc.n) {
 				t.Errorf("status 200 count %d; want %d", got, tc.n)
 			}
