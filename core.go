@@ -44,16 +44,17 @@ type core struct {
 	sampleShift   uint // see sampleShift; 64 times every task
 	untimed       bool // time no task: lets the benchmarks show what timing costs
 
-	// Admission and completion write the first group of counters. Virtual,
-	// ThreadPerTask and Limit write them at both ends of a task, and keep
-	// them on one cache line so that a task ending on another core moves one
-	// line, not several. A pool's workers write only their own tallies, so
-	// its submitters keep this line to themselves.
+	// Admission and completion write the first group of counters. Virtual
+	// and ThreadPerTask write them at both ends of a task, and keep them on
+	// one cache line so that a task ending on another core moves one line,
+	// not several. A pool's workers count in their own tallies and Limit's
+	// tasks in its semaphore, so their submitters keep this line to
+	// themselves.
 	_         [64]byte
 	gate      gate
 	submitted atomic.Uint64
 	rejected  atomic.Uint64
-	completed atomic.Uint64 // unused by a pool, whose workers keep tallies
+	completed atomic.Uint64 // Virtual's and ThreadPerTask's
 	_         [64]byte
 	running   atomic.Int64 // a pool's busy workers
 	peak      atomic.Int64
@@ -123,17 +124,17 @@ func (c *core) stamp(n uint64) int64 {
 	return int64(time.Since(c.epoch)) + 1
 }
 
-// run runs t under the executor's context and counts it: in tl if the runner
-// has its own tally (a pool's worker), else in the shared counters.
-func (c *core) run(parent context.Context, t Task, admitted int64, tl *tally) {
+// run runs t under the executor's context and counts it as completed in done,
+// or in c.completed if done is nil.
+func (c *core) run(parent context.Context, t Task, admitted int64, done *atomic.Uint64) {
 	if parent.Done() == nil {
 		if parent == context.Background() || parent == context.TODO() {
 			// No values and no cancellation: the executor's own context is
 			// an exact substitute, and costs nothing.
-			c.count(c.stop, t, admitted, tl)
+			c.count(c.stop, t, admitted, done)
 			return
 		}
-		c.count(detached{Context: parent, stop: c.stop}, t, admitted, tl)
+		c.count(detached{Context: parent, stop: c.stop}, t, admitted, done)
 		return
 	}
 	// The task's context must end with its submit context and with the
@@ -146,7 +147,7 @@ func (c *core) run(parent context.Context, t Task, admitted int64, tl *tally) {
 	list := &c.cancels[rand.Uint32()%cancelShards]
 	list.add(entry, &c.abandoning)
 	defer unlist(list, entry, cancel) // deferred: see count
-	c.count(ctx, t, admitted, tl)
+	c.count(ctx, t, admitted, done)
 }
 
 func unlist(list *cancelList, entry *cancelEntry, cancel context.CancelCauseFunc) {
@@ -160,25 +161,24 @@ func unlist(list *cancelList, entry *cancelEntry, cancel context.CancelCauseFunc
 // latencies. The bookkeeping after t is deferred so that it also happens when
 // t calls runtime.Goexit (as t.FailNow does in a test), which no recover
 // stops.
-func (c *core) count(ctx context.Context, t Task, admitted int64, tl *tally) {
+func (c *core) count(ctx context.Context, t Task, admitted int64, done *atomic.Uint64) {
 	var start time.Duration
 	if admitted != 0 {
 		start = time.Since(c.epoch)
 		c.queueWait.Record(start - time.Duration(admitted-1))
 	}
-	defer c.counted(admitted, start, tl)
+	defer c.counted(admitted, start, done)
 	c.call(ctx, t)
 }
 
-func (c *core) counted(admitted int64, start time.Duration, tl *tally) {
+func (c *core) counted(admitted int64, start time.Duration, done *atomic.Uint64) {
 	if admitted != 0 {
 		c.runTime.Record(time.Since(c.epoch) - start)
 	}
-	if tl != nil {
-		tl.completed.Add(1)
-		return
+	if done == nil {
+		done = &c.completed
 	}
-	c.completed.Add(1)
+	done.Add(1)
 }
 
 // observe raises PeakRunning to r if r is higher.

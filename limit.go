@@ -81,7 +81,7 @@ func (l *limit) goroutine(ctx context.Context, t Task, admitted int64) {
 		return
 	}
 	defer l.finish() // deferred, in case t calls runtime.Goexit
-	l.run(ctx, t, admitted, nil)
+	l.run(ctx, t, admitted, &l.tickets.completed)
 }
 
 // Run admits t and runs it on the caller's goroutine once a slot is free.
@@ -94,7 +94,7 @@ func (l *limit) Run(ctx context.Context, t Task) error {
 		return ErrAbandoned
 	}
 	defer l.finish() // deferred, in case t calls runtime.Goexit
-	l.run(ctx, t, admitted, nil)
+	l.run(ctx, t, admitted, &l.tickets.completed)
 	return nil
 }
 
@@ -103,7 +103,7 @@ func (l *limit) admit(ctx context.Context) error {
 	ok, isClosed := l.tickets.tryAcquire()
 	switch {
 	case ok:
-		l.submitted.Add(1)
+		l.countAdmitted()
 		return nil
 	case isClosed:
 		return ErrClosed
@@ -113,7 +113,7 @@ func (l *limit) admit(ctx context.Context) error {
 	}
 	switch l.tickets.wait(ctx.Done(), nil) {
 	case acquired:
-		l.submitted.Add(1)
+		l.countAdmitted()
 		return nil
 	case closed:
 		return ErrClosed
@@ -126,11 +126,20 @@ func (l *limit) admit(ctx context.Context) error {
 	}
 }
 
+// countAdmitted counts a task that has its ticket. Without a queue a ticket is a
+// running slot, so this is also where the peak is kept: on the submitter's
+// side, which has the semaphore's cache line at hand.
+func (l *limit) countAdmitted() {
+	l.submitted.Add(1)
+	if l.slots == nil {
+		l.observe(int64(l.tickets.held()))
+	}
+}
+
 // start waits for a running slot; it reports false, having counted the task
 // as abandoned, if Shutdown gives up first.
 func (l *limit) start() bool {
 	if l.slots == nil {
-		l.observe(int64(l.tickets.held()))
 		return true
 	}
 	if ok, _ := l.slots.tryAcquire(); !ok {
@@ -182,11 +191,11 @@ func (l *limit) begin() {
 // while they are read makes queued too high, never too low.
 func (l *limit) taskCounts() (running, queued int64, completed uint64) {
 	if l.slots == nil {
-		return int64(l.tickets.held()), 0, l.completed.Load()
+		return int64(l.tickets.held()), 0, l.tickets.completed.Load()
 	}
 	running = int64(l.slots.held())
 	queued = int64(l.tickets.held()) - running
-	return running, queued, l.completed.Load()
+	return running, queued, l.tickets.completed.Load()
 }
 
 // Stats returns a snapshot of the executor's counters.

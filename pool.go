@@ -159,7 +159,7 @@ func (p *pool) runJob(j job, tl *tally) {
 			go p.work(tl)
 		}
 	}()
-	p.run(j.ctx, j.task, j.admitted, tl)
+	p.run(j.ctx, j.task, j.admitted, &tl.completed)
 	goexit = false
 	p.completeJob(j)
 }

@@ -12,14 +12,19 @@ import (
 //
 // It does not queue its waiters in order: a caller that arrives while a
 // woken waiter is on its way may take the token first.
+//
+// Its fields fill one 64-byte size class, so that an allocated semaphore
+// sits on one cache line: a token taken on one core and returned on another
+// moves one line.
 type semaphore struct {
-	state   atomic.Uint64 // closedBit | tokens held
-	size    uint64
-	waiting atomic.Int64  // callers inside wait
-	room    chan struct{} // capacity 1: a hint that a token may be free
-
-	idleOnce sync.Once
-	idle     chan struct{}
+	state     atomic.Uint64 // closedBit | tokens held
+	waiting   atomic.Int64  // callers inside wait
+	completed atomic.Uint64 // tasks that held a token and returned, for Stats
+	size      uint64
+	room      chan struct{} // capacity 1: a hint that a token may be free
+	idle      chan struct{}
+	idleOnce  sync.Once
+	_         [4]byte
 }
 
 // closedBit marks a closed semaphore or gate in its state word.

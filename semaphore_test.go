@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 )
 
 // TestSemaphoreNeverOverfillsNorStalls has many goroutines take and return
@@ -88,5 +89,11 @@ func TestSemaphoreWakesEveryWaiter(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestSemaphoreFillsOneCacheLine(t *testing.T) {
+	if got := unsafe.Sizeof(semaphore{}); got != 64 {
+		t.Errorf("semaphore is %d bytes; want 64, one size class and one cache line", got)
 	}
 }
