@@ -71,10 +71,12 @@ func (e *threadPerTask) thread(ctx context.Context, t Task, admitted int64, done
 }
 
 func (e *threadPerTask) finish(done chan error) {
+	// Leave the gate first, so that the task no longer counts as running
+	// when Run returns; done has room, so the send cannot block.
+	e.gate.exit()
 	if done != nil {
 		done <- nil
 	}
-	e.gate.exit()
 }
 
 // Shutdown stops admitting tasks and waits for the running ones to return.
