@@ -177,14 +177,14 @@ func pinning() *Scenario {
 		Changes: "11,000 connections for 20 s against Go's default limit of 10,000 threads, each call blocking 3 s instead of 1 s: " +
 			"a goroutine entering a blocking call keeps its P until sysmon hands it off, so on 2 cores calls start at only a few " +
 			"thousand a second, and with 1 s calls a 40 s run plateaued at about 5,200 threads (no crash, p99 15 s). " +
-			"--quick: 1 s calls, 1,100 connections for 2.5 s, the server's limit lowered to 500 threads (debug.SetMaxThreads). " +
+			"--quick: 1 s calls, 1,100 connections for 2 s, the server's limit lowered to 500 threads (debug.SetMaxThreads). " +
 			"limit:N rejects (503) what it cannot run at once, which is the point.",
 		Full: Plan{
 			Models: models("limit:8000"), Connections: 11000, Duration: 20 * time.Second,
 			Timeout: 30 * time.Second, Service: 3 * time.Second,
 		},
 		Quick: Plan{
-			Models: models("limit:400"), Connections: 1100, Duration: 2500 * time.Millisecond,
+			Models: models("limit:400"), Connections: 1100, Duration: 2 * time.Second,
 			Timeout: 10 * time.Second, Service: time.Second, MaxThreads: 500,
 		},
 		Limit:      pinningLimit,

@@ -74,7 +74,7 @@ func Serve(ctx context.Context, cfg ServeConfig, out io.Writer) (err error) {
 	defer func() {
 		// In-flight handlers have had the app's grace; what is left is
 		// cancelled rather than waited for.
-		stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		defer cancel()
 		if serr := exec.Shutdown(stop); serr != nil {
 			err = errors.Join(err, fmt.Errorf("shut down executor: %w", serr))
@@ -91,7 +91,9 @@ func Serve(ctx context.Context, cfg ServeConfig, out io.Writer) (err error) {
 	}
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	app, err := web.New(web.WithExecutor(exec), web.Logger(logger), web.ShutdownGrace(2*time.Second),
+	// A short grace: the runner stops a server once its load has ended, and
+	// requests still in flight then are ones nobody waits for.
+	app, err := web.New(web.WithExecutor(exec), web.Logger(logger), web.ShutdownGrace(500*time.Millisecond),
 		web.ConfigureServer(func(s *http.Server) {
 			// Thousands of connections may sit in the listen backlog; the
 			// default 10 s header timeout would cut them off.
