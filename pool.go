@@ -23,14 +23,15 @@ import (
 // that instant; a worker that is just finishing a task, or has just been
 // started, is not yet waiting.
 //
-// Go hands the task to the queue and returns. Run hands it to a worker and
-// waits for it to return; once a task is admitted, it runs even if the
+// Go hands the task to an idle worker, or to the queue if none is idle or
+// tasks are already queued, and returns. Run does the same and waits for the
+// task to return; once a task is admitted, it runs even if the
 // submit context ends meanwhile (the task sees the context's error).
 // A panicking task is recovered and reported, and its worker goes on.
 // A task that calls Run on its own pool waits for a worker like anyone else:
 // if every worker does so at once, none is left to run them.
 // The hot path allocates nothing beyond the caller's closure when the submit
-// context is context.Background: tasks travel through the queue by value, Run
+// context is context.Background: tasks travel by value, Run
 // reuses its completion channels, and each worker counts its tasks on a cache
 // line of its own. A cancellable submit context costs a derived context per
 // task (two allocations), so that Shutdown can cancel it.
@@ -57,9 +58,33 @@ func Threads(workers int, opts ...Option) Executor {
 type pool struct {
 	core
 	lockThread bool
-	tasks      chan job
-	alive      atomic.Int64  // workers not yet exited
-	done       chan struct{} // closed when the last worker exits
+	// tasks is the shared FIFO queue. A worker that finds it empty parks on
+	// its own channel, listed in idle, and a submitter that finds the queue
+	// empty hands its task straight to such a worker: with every parked
+	// worker waiting on one channel, submitters and workers fought over that
+	// channel's lock on every task (a third of BenchmarkRunParallel's time
+	// went to spinning on it).
+	tasks    chan job
+	idleHint chan struct{} // see waiters
+	alive    atomic.Int64  // workers not yet exited
+	done     chan struct{} // closed when the last worker exits
+	// The fields above are read on every task; idle and waiters are
+	// written whenever a worker parks, so they get cache lines of their own.
+	_    [64]byte
+	idle idleStack
+	// waiters counts the submitters waiting for room under Full(Wait); a
+	// worker that parks then signals idleHint, so that one of them can hand
+	// it a task directly (with Queue(0) nothing else would wake them).
+	waiters atomic.Int64
+	_       [64]byte
+}
+
+// A worker is one of a pool's goroutines: where it counts its tasks, and the
+// channel on which it receives a task while parked in the idle stack.
+type worker struct {
+	tl   *tally
+	in   chan job // capacity 1: whoever pops the worker sends once, without blocking
+	next job      // a task to run before looking for another; owned by the worker
 }
 
 var _ Executor = (*pool)(nil)
@@ -86,18 +111,18 @@ func newPool(kind string, workers int, lock bool, opts []Option) *pool {
 	if cfg.full == 0 {
 		cfg.full = Wait
 	}
-	p := &pool{lockThread: lock, tasks: make(chan job, cfg.queue), done: make(chan struct{})}
+	p := &pool{lockThread: lock, tasks: make(chan job, cfg.queue), idleHint: make(chan struct{}, 1), done: make(chan struct{})}
 	p.init(kind, cfg, workers, cfg.queue)
 	p.tallies = make([]tally, workers)
 	p.counts = p.taskCounts
 	p.alive.Store(int64(workers))
 	for i := range workers {
-		go p.work(&p.tallies[i])
+		go p.work(&worker{tl: &p.tallies[i], in: make(chan job, 1)})
 	}
 	return p
 }
 
-func (p *pool) work(tl *tally) {
+func (p *pool) work(w *worker) {
 	if p.lockThread {
 		// Never unlocked: a goroutine that exits locked takes its thread
 		// with it, so each worker owns one OS thread from start to end.
@@ -105,29 +130,42 @@ func (p *pool) work(tl *tally) {
 	}
 	pprof.SetGoroutineLabels(p.labels)
 	// busy says whether this worker counts in p.running. It changes only
-	// when the worker finds the queue empty and must block, so a saturated
+	// when the worker finds the queue empty and must park, so a saturated
 	// pool touches no shared counter between one task and the next.
 	busy := false
 	for {
-		var j job
-		var ok bool
-		select {
-		case j, ok = <-p.tasks:
-		default:
-			if busy {
-				p.running.Add(-1)
-				busy = false
+		j, ok := w.next, true
+		w.next = job{}
+		if j.task == nil {
+			select {
+			case j, ok = <-p.tasks:
+			default:
+				if busy {
+					p.running.Add(-1)
+					busy = false
+				}
+				j, ok = p.park(w)
 			}
-			j, ok = <-p.tasks
 		}
 		if !ok {
 			break
+		}
+		if j.task == nil {
+			continue // a wake-up: look at the queue again
 		}
 		if !busy {
 			p.observe(p.running.Add(1))
 			busy = true
 		}
-		p.runJob(j, tl)
+		p.runJob(j, w)
+	}
+	// Shut down: the queue is closed; run what is left in it.
+	for j := range p.tasks {
+		if !busy {
+			p.observe(p.running.Add(1))
+			busy = true
+		}
+		p.runJob(j, w)
 	}
 	if busy {
 		p.running.Add(-1)
@@ -137,7 +175,37 @@ func (p *pool) work(tl *tally) {
 	}
 }
 
-func (p *pool) runJob(j job, tl *tally) {
+// park lists w as idle and waits for a task. It returns ok false once the
+// pool is shut down, and a job without a task for a wake-up. It may also
+// leave a second task in w.next.
+func (p *pool) park(w *worker) (j job, ok bool) {
+	if !p.idle.push(w) {
+		return job{}, false
+	}
+	if p.waiters.Load() > 0 {
+		hint(p.idleHint)
+	}
+	// A submitter that found no idle worker may have queued a task after
+	// this worker last looked; it looks for idle workers only after
+	// queueing, so one of the two sees the other.
+	select {
+	case j, ok = <-p.tasks:
+		if p.idle.remove(w) {
+			return j, ok
+		}
+		// Popped meanwhile: the popper's task is on its way, and must run
+		// even if the queue was found closed. It waits in w.next, where a
+		// replacement worker finds it if j calls runtime.Goexit.
+		w.next, _ = <-w.in
+		return j, true
+	default:
+	}
+	j, ok = <-w.in
+	return j, ok
+}
+
+func (p *pool) runJob(j job, w *worker) {
+	tl := w.tl
 	tl.taken.Add(1)
 	if p.abandoning.Load() {
 		// Un-take before counting as abandoned: see pool.taskCounts.
@@ -156,7 +224,7 @@ func (p *pool) runJob(j job, tl *tally) {
 			// so the pool keeps its size.
 			p.completeJob(j)
 			p.running.Add(-1) // this worker was busy
-			go p.work(tl)
+			go p.work(w)
 		}
 	}()
 	p.run(j.ctx, j.task, j.admitted, &tl.completed)
@@ -192,24 +260,74 @@ func (p *pool) submit(ctx context.Context, j job) error {
 	}
 	defer p.gate.exit()
 	j.admitted = p.stamp(p.submitted.Load())
-	select {
-	case p.tasks <- j:
+	if p.offer(j) {
 		p.submitted.Add(1)
 		return nil
-	default:
 	}
 	if p.full == Reject {
 		p.rejected.Add(1)
 		return ErrRejected
 	}
+	// Counting ourselves as waiting before looking again pairs with park,
+	// which lists its worker before reading waiters.
+	p.waiters.Add(1)
+	defer p.waiters.Add(-1)
+	for {
+		if p.offer(j) {
+			// One hint may stand for several parked workers: pass it on.
+			if p.waiters.Load() > 1 && p.idle.size.Load() > 0 {
+				hint(p.idleHint)
+			}
+			p.submitted.Add(1)
+			return nil
+		}
+		select {
+		case p.tasks <- j:
+			p.wakeIdle()
+			p.submitted.Add(1)
+			return nil
+		case <-p.idleHint:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.closing:
+			return ErrClosed
+		}
+	}
+}
+
+// offer hands j to a parked worker if the queue is empty (a queued task
+// goes first), or else queues it if there is room. It reports whether j was
+// admitted.
+func (p *pool) offer(j job) bool {
+	if len(p.tasks) == 0 && p.idle.size.Load() > 0 {
+		if w := p.idle.pop(); w != nil {
+			w.in <- j
+			return true
+		}
+	}
 	select {
 	case p.tasks <- j:
-		p.submitted.Add(1)
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-p.closing:
-		return ErrClosed
+		p.wakeIdle()
+		return true
+	default:
+		return false
+	}
+}
+
+// wakeIdle follows the queueing of a task: a worker may have parked after
+// the submitter looked for one, and must not sleep while the task waits.
+func (p *pool) wakeIdle() {
+	if p.idle.size.Load() > 0 {
+		if w := p.idle.pop(); w != nil {
+			w.in <- job{}
+		}
+	}
+}
+
+func hint(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
 
@@ -229,6 +347,11 @@ func (p *pool) begin() {
 	close(p.closing)
 	<-p.gate.idle // submitters leave promptly: closing wakes the waiting ones
 	close(p.tasks)
+	// No submitter is left to pop a parked worker: wake them all to run
+	// what is queued and exit. Workers that park later find the stack closed.
+	for _, w := range p.idle.close() {
+		close(w.in)
+	}
 }
 
 func (p *pool) drain() {
@@ -258,3 +381,67 @@ func (p *pool) taskCounts() (running, queued int64, completed uint64) {
 
 // Stats returns a snapshot of the pool's counters.
 func (p *pool) Stats() Stats { return p.stats() }
+
+// idleStack lists the parked workers of a pool, the most recently parked on
+// top: its cache is the warmest. Once closed it takes no more workers.
+type idleStack struct {
+	mu      sync.Mutex
+	workers []*worker
+	closed  bool
+	size    atomic.Int64 // len(workers), for a look without the lock
+}
+
+// push lists w, unless the stack is closed.
+func (s *idleStack) push(w *worker) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.workers = append(s.workers, w)
+	s.size.Store(int64(len(s.workers)))
+	return true
+}
+
+// pop takes the worker on top, or returns nil if none is parked.
+func (s *idleStack) pop() *worker {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.workers)
+	if n == 0 {
+		return nil
+	}
+	w := s.workers[n-1]
+	s.workers[n-1] = nil
+	s.workers = s.workers[:n-1]
+	s.size.Store(int64(n - 1))
+	return w
+}
+
+// remove takes w off the stack; it reports false if w was popped first.
+func (s *idleStack) remove(w *worker) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.workers) - 1; i >= 0; i-- {
+		if s.workers[i] == w {
+			last := len(s.workers) - 1
+			copy(s.workers[i:], s.workers[i+1:])
+			s.workers[last] = nil
+			s.workers = s.workers[:last]
+			s.size.Store(int64(last))
+			return true
+		}
+	}
+	return false
+}
+
+// close stops the stack and returns the workers parked on it.
+func (s *idleStack) close() []*worker {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	ws := s.workers
+	s.workers = nil
+	s.size.Store(0)
+	return ws
+}

@@ -1,0 +1,78 @@
+package loom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestPoolHandOffUnderChurn floods pools of every queue size with a mix of Go
+// and Run from many goroutines, with tasks short enough that workers park and
+// wake all the time: every task must run exactly once and Stats must add up.
+// It exercises the races between a worker parking and a submitter queueing,
+// which would leave a task stranded in the queue (Shutdown would then hang).
+func TestPoolHandOffUnderChurn(t *testing.T) {
+	const submitters, each = 8, 300
+	for _, tc := range []struct {
+		workers, queue int
+		full           FullPolicy
+	}{
+		{1, 0, Wait},
+		{4, 0, Wait},
+		{4, 2, Wait},
+		{4, 64, Wait},
+		{3, 1, Reject},
+	} {
+		t.Run(fmt.Sprintf("workers=%d,queue=%d,full=%v", tc.workers, tc.queue, tc.full), func(t *testing.T) {
+			e := Pool(tc.workers, Queue(tc.queue), Full(tc.full))
+			var ran, admitted, rejected atomic.Int64
+			task := func(context.Context) { ran.Add(1) }
+			var wg sync.WaitGroup
+			for s := range submitters {
+				wg.Go(func() {
+					submit := e.Go
+					if s%2 == 1 {
+						submit = e.Run
+					}
+					for range each {
+						switch err := submit(context.Background(), task); {
+						case err == nil:
+							admitted.Add(1)
+						case errors.Is(err, ErrRejected):
+							rejected.Add(1)
+						default:
+							t.Errorf("submit = %v; want nil or ErrRejected", err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			// A stranded task would make Shutdown wait forever: give it
+			// a generous deadline and fail instead.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := e.Shutdown(ctx); err != nil {
+				t.Fatalf("Shutdown = %v; want nil", err)
+			}
+			if got, want := ran.Load(), admitted.Load(); got != want {
+				t.Errorf("ran %d tasks; want the %d admitted", got, want)
+			}
+			if tc.full == Wait && rejected.Load() != 0 {
+				t.Errorf("rejected %d tasks under Full(Wait); want 0", rejected.Load())
+			}
+			s := e.Stats()
+			if s.Submitted != uint64(admitted.Load()) || s.Completed != s.Submitted || s.Rejected != uint64(rejected.Load()) {
+				t.Errorf("Stats submitted, completed, rejected = %d, %d, %d; want %d, %d, %d",
+					s.Submitted, s.Completed, s.Rejected, admitted.Load(), admitted.Load(), rejected.Load())
+			}
+			if s.Running != 0 || s.Queued != 0 || s.PeakRunning > tc.workers {
+				t.Errorf("Stats running, queued, peak = %d, %d, %d; want 0, 0, at most %d",
+					s.Running, s.Queued, s.PeakRunning, tc.workers)
+			}
+		})
+	}
+}
