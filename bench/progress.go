@@ -12,7 +12,7 @@ import (
 
 // runOverhead is what starting and stopping a server adds to each run, for
 // the estimate of the time left.
-const runOverhead = time.Second
+const runOverhead = 600 * time.Millisecond
 
 // progress prints one line per run. On a terminal it redraws the line with
 // a bar while the run lasts; elsewhere it prints the line when the run
