@@ -114,3 +114,26 @@ func TestSplitModels(t *testing.T) {
 		}
 	}
 }
+
+func FuzzSplitModels(f *testing.F) {
+	f.Add("virtual,limit:1000,queue=9000,pool:16")
+	f.Add(" , queue=1,,pool:2, full=wait ")
+	f.Fuzz(func(t *testing.T, list string) {
+		models := SplitModels(list)
+		var parts []string
+		for _, p := range strings.Split(list, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				parts = append(parts, p)
+			}
+		}
+		// Splitting loses nothing but blanks and keeps the order.
+		if got, want := strings.Join(models, ","), strings.Join(parts, ","); got != want {
+			t.Errorf("SplitModels(%q) = %q; rejoined %q, want %q", list, models, got, want)
+		}
+		for _, m := range models {
+			if m == "" {
+				t.Errorf("SplitModels(%q) holds an empty model", list)
+			}
+		}
+	})
+}
