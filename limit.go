@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/pprof"
+	"sync"
 )
 
 // Limit returns an executor that runs each task on its own goroutine, at most
@@ -27,9 +28,8 @@ import (
 // has a slot (no hand-off; the caller keeps its pprof labels). A panicking
 // task is recovered and reported. Run allocates nothing beyond the caller's
 // closure when the submit context is context.Background (a cancellable one
-// costs a derived context, two allocations); Go also allocates the new
-// goroutine's start record (48 bytes), as any go statement with arguments
-// does. Admission is one compare-and-swap; channels are used only when a
+// costs a derived context, two allocations); neither does Go, which recycles
+// what it hands to the new goroutine. Admission is one compare-and-swap; channels are used only when a
 // caller must wait. Limit is safe for concurrent use. It panics if n is not
 // positive.
 func Limit(n int, opts ...Option) Executor {
@@ -71,8 +71,38 @@ func (l *limit) Go(ctx context.Context, t Task) error {
 	if err := l.admit(ctx); err != nil {
 		return err
 	}
-	go l.goroutine(ctx, t, l.stamp(l.submitted.Load()))
+	s, _ := starts.Get().(*start)
+	if s == nil {
+		s = new(start)
+		s.run = s.goroutine
+	}
+	s.l, s.ctx, s.task, s.admitted = l, ctx, t, l.stamp(l.submitted.Load())
+	go s.run()
 	return nil
+}
+
+// A start carries a task to the goroutine Go starts for it. A go statement
+// whose function takes arguments, or is a closure, allocates a start record
+// for them on every call; a go statement on a func value made in advance does
+// not. So starts are recycled, each with its method value bound once.
+type start struct {
+	l        *limit
+	ctx      context.Context
+	task     Task
+	admitted int64
+	run      func() // s.goroutine
+}
+
+// starts holds the idle starts. It has no New function: goroutine puts
+// starts back, and a pool that made them would refer to itself.
+var starts sync.Pool
+
+// goroutine takes its task out of s, recycles s and runs the task.
+func (s *start) goroutine() {
+	l, ctx, t, admitted := s.l, s.ctx, s.task, s.admitted
+	s.l, s.ctx, s.task = nil, nil, nil // let the task be collected
+	starts.Put(s)
+	l.goroutine(ctx, t, admitted)
 }
 
 func (l *limit) goroutine(ctx context.Context, t Task, admitted int64) {
