@@ -3,6 +3,7 @@ package loom
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"runtime/pprof"
 	"sync"
 )
@@ -140,6 +141,14 @@ func (l *limit) admit(ctx context.Context) error {
 	case l.full == Reject:
 		l.rejected.Add(1)
 		return ErrRejected
+	}
+	// Full: yield once before parking. The tasks this caller just started
+	// are likely runnable on this very P, and letting them finish frees
+	// several slots for one wake-up instead of one slot per park.
+	runtime.Gosched()
+	if ok, _ := l.tickets.tryAcquire(); ok {
+		l.countAdmitted()
+		return nil
 	}
 	switch l.tickets.wait(ctx.Done(), nil) {
 	case acquired:
