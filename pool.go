@@ -65,7 +65,7 @@ type pool struct {
 	// channel's lock on every task (a third of BenchmarkRunParallel's time
 	// went to spinning on it).
 	tasks    chan job
-	idleHint chan struct{} // see waiters
+	idleHint chan struct{} // see waiters; nil unless Queue(0)
 	alive    atomic.Int64  // workers not yet exited
 	done     chan struct{} // closed when the last worker exits
 	// The fields above are read on every task; idle and waiters are
@@ -111,7 +111,13 @@ func newPool(kind string, workers int, lock bool, opts []Option) *pool {
 	if cfg.full == 0 {
 		cfg.full = Wait
 	}
-	p := &pool{lockThread: lock, tasks: make(chan job, cfg.queue), idleHint: make(chan struct{}, 1), done: make(chan struct{})}
+	p := &pool{lockThread: lock, tasks: make(chan job, cfg.queue), done: make(chan struct{})}
+	if cfg.queue == 0 {
+		// With a queue, a waiting submitter waits for room in it, and every
+		// worker looks at the queue before it parks: no hint is needed, and
+		// a nil idleHint keeps it out of the waiting select.
+		p.idleHint = make(chan struct{}, 1)
+	}
 	p.init(kind, cfg, workers, cfg.queue)
 	p.tallies = make([]tally, workers)
 	p.counts = p.taskCounts
@@ -182,7 +188,7 @@ func (p *pool) park(w *worker) (j job, ok bool) {
 	if !p.idle.push(w) {
 		return job{}, false
 	}
-	if p.waiters.Load() > 0 {
+	if p.idleHint != nil && p.waiters.Load() > 0 {
 		hint(p.idleHint)
 	}
 	// A submitter that found no idle worker may have queued a task after
@@ -270,10 +276,14 @@ func (p *pool) submit(ctx context.Context, j job) error {
 	}
 	// Counting ourselves as waiting before looking again pairs with park,
 	// which lists its worker before reading waiters.
-	p.waiters.Add(1)
-	defer p.waiters.Add(-1)
+	if p.idleHint != nil {
+		p.waiters.Add(1)
+		defer p.waiters.Add(-1)
+	}
 	for {
-		if p.offer(j) {
+		// Without a queue, look again for a parked worker (after counting
+		// ourselves as waiting, and on each hint).
+		if p.idleHint != nil && p.offer(j) {
 			// One hint may stand for several parked workers: pass it on.
 			if p.waiters.Load() > 1 && p.idle.size.Load() > 0 {
 				hint(p.idleHint)
