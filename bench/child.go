@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -36,12 +35,7 @@ func startChild(ctx context.Context, path string, args, env []string, startTimeo
 	ctx, cancel := context.WithCancel(ctx)
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = env
-	// Its own process group: a Ctrl-C at the terminal reaches loom bench,
-	// which then stops the child itself, in order.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	}
+	ownProcessGroup(cmd)
 	cmd.WaitDelay = stopGrace // then exec kills it
 	lines := &lineWatcher{found: make(chan [2]string, 1)}
 	cmd.Stdout = lines
