@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"runtime"
 	"sync"
@@ -101,6 +102,10 @@ func newRunner(cfg Config) (*runner, error) {
 		return nil, fmt.Errorf("%w: duration %s < 0", ErrBadConfig, cfg.Duration)
 	case cfg.Rate < 0:
 		return nil, fmt.Errorf("%w: rate %g < 0", ErrBadConfig, cfg.Rate)
+	case math.IsNaN(cfg.Rate) || math.IsInf(cfg.Rate, 0):
+		// NaN would silently run closed loop, +Inf would schedule every
+		// request at once.
+		return nil, fmt.Errorf("%w: rate %g is not a finite number", ErrBadConfig, cfg.Rate)
 	case cfg.MaxConns < 0:
 		return nil, fmt.Errorf("%w: max conns %d < 0", ErrBadConfig, cfg.MaxConns)
 	}

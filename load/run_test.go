@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -376,6 +377,8 @@ func TestBadConfig(t *testing.T) {
 	}{
 		{"no targets", Config{}, ErrBadConfig},
 		{"negative rate", Config{Targets: []Target{{URL: "http://x/"}}, Rate: -1}, ErrBadConfig},
+		{"NaN rate", Config{Targets: []Target{{URL: "http://x/"}}, Rate: math.NaN()}, ErrBadConfig},
+		{"infinite rate", Config{Targets: []Target{{URL: "http://x/"}}, Rate: math.Inf(1)}, ErrBadConfig},
 		{"https", Config{Targets: []Target{{URL: "https://x/"}}}, ErrBadTarget},
 		{"no host", Config{Targets: []Target{{URL: "http:///x"}}}, ErrBadTarget},
 		{"bad method", Config{Targets: []Target{{Method: "G T", URL: "http://x/"}}}, ErrBadTarget},
