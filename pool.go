@@ -261,12 +261,15 @@ func (p *pool) Run(ctx context.Context, t Task) error {
 }
 
 func (p *pool) submit(ctx context.Context, j job) error {
+	if p.handOff(j) {
+		return nil
+	}
 	if _, ok := p.gate.enter(); !ok {
 		return ErrClosed
 	}
 	defer p.gate.exit()
 	j.admitted = p.stamp(p.submitted.Load())
-	if p.offer(j) {
+	if p.enqueue(j) {
 		p.submitted.Add(1)
 		return nil
 	}
@@ -283,12 +286,11 @@ func (p *pool) submit(ctx context.Context, j job) error {
 	for {
 		// Without a queue, look again for a parked worker (after counting
 		// ourselves as waiting, and on each hint).
-		if p.idleHint != nil && p.offer(j) {
+		if p.idleHint != nil && p.handOff(j) {
 			// One hint may stand for several parked workers: pass it on.
 			if p.waiters.Load() > 1 && p.idle.size.Load() > 0 {
 				hint(p.idleHint)
 			}
-			p.submitted.Add(1)
 			return nil
 		}
 		select {
@@ -305,16 +307,32 @@ func (p *pool) submit(ctx context.Context, j job) error {
 	}
 }
 
-// offer hands j to a parked worker if the queue is empty (a queued task
-// goes first), or else queues it if there is room. It reports whether j was
-// admitted.
-func (p *pool) offer(j job) bool {
-	if len(p.tasks) == 0 && p.idle.size.Load() > 0 {
-		if w := p.idle.pop(); w != nil {
-			w.in <- j
-			return true
-		}
+// handOff hands j to a parked worker if the queue is empty (a queued task
+// goes first), and reports whether it did. It needs no pass through the
+// gate, which costs Run two contended atomic writes: the idle stack admits
+// and counts the task under its own lock, and Shutdown closes that stack
+// before anything else, so a task handed over is one admitted before
+// Shutdown began. The worker it pops is out of the stack, so Shutdown does not
+// close its channel: the send cannot panic, and the worker runs the task (or
+// counts it as abandoned) before it exits.
+func (p *pool) handOff(j job) bool {
+	if len(p.tasks) != 0 || p.idle.size.Load() == 0 {
+		return false
 	}
+	w, n := p.idle.take()
+	if w == nil {
+		return false
+	}
+	j.admitted = p.stamp(n)
+	w.in <- j
+	return true
+}
+
+// enqueue hands j to a parked worker if the queue is empty, or else queues
+// it if there is room. It reports whether j was queued, which the caller
+// counts as submitted: a task handed over is counted by the idle stack.
+// The caller is inside the gate.
+func (p *pool) enqueue(j job) bool {
 	select {
 	case p.tasks <- j:
 		p.wakeIdle()
@@ -353,13 +371,17 @@ func (p *pool) Shutdown(ctx context.Context) error {
 }
 
 func (p *pool) begin() {
+	// Closing the idle stack first ends the hand-offs, which do not pass
+	// through the gate; the workers it returns stay parked until the queue
+	// is closed.
+	parked := p.idle.close()
 	p.gate.close()
 	close(p.closing)
 	<-p.gate.idle // submitters leave promptly: closing wakes the waiting ones
 	close(p.tasks)
 	// No submitter is left to pop a parked worker: wake them all to run
 	// what is queued and exit. Workers that park later find the stack closed.
-	for _, w := range p.idle.close() {
+	for _, w := range parked {
 		close(w.in)
 	}
 }
@@ -385,12 +407,16 @@ func (p *pool) taskCounts() (running, queued int64, completed uint64) {
 		completed += done
 	}
 	running = int64(taken - completed)
-	queued = int64(p.submitted.Load() - a - taken)
+	queued = int64(p.submitted.Load() + p.idle.handedCount() - a - taken)
 	return running, queued, completed
 }
 
 // Stats returns a snapshot of the pool's counters.
-func (p *pool) Stats() Stats { return p.stats() }
+func (p *pool) Stats() Stats {
+	s := p.stats()
+	s.Submitted += p.idle.handedCount()
+	return s
+}
 
 // idleStack lists the parked workers of a pool, the most recently parked on
 // top: its cache is the warmest. Once closed it takes no more workers.
@@ -398,6 +424,7 @@ type idleStack struct {
 	mu      sync.Mutex
 	workers []*worker
 	closed  bool
+	handed  uint64       // tasks handed straight to a worker popped by take
 	size    atomic.Int64 // len(workers), for a look without the lock
 }
 
@@ -426,6 +453,32 @@ func (s *idleStack) pop() *worker {
 	s.workers = s.workers[:n-1]
 	s.size.Store(int64(n - 1))
 	return w
+}
+
+// take pops the worker on top for a task handed to it, and counts that task
+// as submitted: it returns the worker, or nil if none is parked, and the
+// task's number among those handed over.
+func (s *idleStack) take() (*worker, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.workers)
+	if n == 0 {
+		return nil, 0
+	}
+	w := s.workers[n-1]
+	s.workers[n-1] = nil
+	s.workers = s.workers[:n-1]
+	s.size.Store(int64(n - 1))
+	handed := s.handed
+	s.handed++
+	return w, handed
+}
+
+// handedCount returns how many tasks take has counted.
+func (s *idleStack) handedCount() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.handed
 }
 
 // remove takes w off the stack; it reports false if w was popped first.
