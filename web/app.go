@@ -43,7 +43,8 @@ type App struct {
 	shutdown     bool
 	closingCtx   context.Context // ends when the server stops: long-lived handlers (WebSockets) end
 	closeSockets context.CancelFunc
-	sockets      sync.WaitGroup
+	sockets      int           // WebSocket handlers running
+	socketsDone  chan struct{} // closed when shutdown is set and sockets is 0
 }
 
 // New returns an App configured by opts. Unless WithExecutor or
@@ -54,6 +55,7 @@ type App struct {
 func New(opts ...Option) (*App, error) {
 	a := &App{mux: http.NewServeMux()}
 	a.closingCtx, a.closeSockets = context.WithCancel(context.Background())
+	a.socketsDone = make(chan struct{})
 	a.settings = settings{bodyLimit: DefaultBodyLimit, grace: 10 * time.Second}
 	for _, opt := range opts {
 		opt(&a.settings)
@@ -250,18 +252,18 @@ func (a *App) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	a.shutdown = true
+	if a.sockets == 0 {
+		close(a.socketsDone)
+	}
 	owned := a.owned
 	a.mu.Unlock()
 	a.closeSockets()
 
-	waited := make(chan struct{})
-	go func() {
-		a.sockets.Wait()
-		close(waited)
-	}()
+	// No goroutine waits here for the handlers: one left behind when ctx
+	// ends would outlive Shutdown.
 	var errs []error
 	select {
-	case <-waited:
+	case <-a.socketsDone:
 	case <-ctx.Done():
 		errs = append(errs, fmt.Errorf("web: websockets still open: %w", ctx.Err()))
 	}
@@ -280,8 +282,19 @@ func (a *App) openSocket() bool {
 	if a.shutdown || a.closingCtx.Err() != nil {
 		return false
 	}
-	a.sockets.Add(1)
+	a.sockets++
 	return true
+}
+
+// closeSocket counts a WebSocket out, and tells a waiting Shutdown when it
+// was the last.
+func (a *App) closeSocket() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.sockets--
+	if a.sockets == 0 && a.shutdown {
+		close(a.socketsDone)
+	}
 }
 
 // logError logs an error that has no response left to carry it. A nil App

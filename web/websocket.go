@@ -57,7 +57,7 @@ func websocketHandler(app *App, h WebSocketHandler, opts WebSocketOptions) Handl
 			if !app.openSocket() {
 				return &Error{Status: http.StatusServiceUnavailable, Message: "server shutting down"}
 			}
-			defer app.sockets.Done()
+			defer app.closeSocket()
 		}
 		conn, err := websocket.Accept(w, r, accept)
 		if err != nil {

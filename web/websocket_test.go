@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -112,4 +113,33 @@ func TestWebSocketEndsOnShutdown(t *testing.T) {
 	if got := websocket.CloseStatus(err); got != websocket.StatusGoingAway {
 		t.Errorf("after shutdown: got close status %v (%v); want going away", got, err)
 	}
+}
+
+func TestShutdownGivesUpOnAStuckWebSocket(t *testing.T) {
+	app := newApp(t)
+	release := make(chan struct{})
+	started := make(chan struct{})
+	app.WebSocket("/ws", func(ctx context.Context, c *websocket.Conn) error {
+		close(started)
+		<-release // ignores ctx: Shutdown cannot end it
+		return nil
+	}, web.WebSocketOptions{})
+	srv := httptest.NewServer(app)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	<-started
+
+	short, cancelShort := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancelShort()
+	err = app.Shutdown(short)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "websockets still open") {
+		t.Errorf("shutdown with a stuck socket: got %v; want websockets still open: context deadline exceeded", err)
+	}
+	close(release) // goleak (TestMain) checks that nothing Shutdown started outlives the handler
 }
