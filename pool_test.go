@@ -76,3 +76,55 @@ func TestPoolHandOffUnderChurn(t *testing.T) {
 		})
 	}
 }
+
+// TestPoolShutdownRacesSubmitters shuts pools down while many goroutines
+// keep submitting with Go and Run. Hand-offs to parked workers do not pass
+// the admission gate, so this checks that each call is either admitted, and
+// its task runs and is counted, or refused with ErrClosed.
+func TestPoolShutdownRacesSubmitters(t *testing.T) {
+	const submitters = 8
+	for _, queue := range []int{0, 4} {
+		t.Run(fmt.Sprintf("queue=%d", queue), func(t *testing.T) {
+			e := Pool(4, Queue(queue))
+			var ran, admitted atomic.Int64
+			task := func(context.Context) { ran.Add(1) }
+			var wg sync.WaitGroup
+			for s := range submitters {
+				wg.Go(func() {
+					submit := e.Go
+					if s%2 == 1 {
+						submit = e.Run
+					}
+					for {
+						err := submit(context.Background(), task)
+						if errors.Is(err, ErrClosed) {
+							return
+						}
+						if err != nil {
+							t.Errorf("submit = %v; want nil or ErrClosed", err)
+							return
+						}
+						admitted.Add(1)
+					}
+				})
+			}
+			for admitted.Load() < 500 {
+				time.Sleep(time.Millisecond)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := e.Shutdown(ctx); err != nil {
+				t.Fatalf("Shutdown = %v; want nil", err)
+			}
+			wg.Wait()
+			if got, want := ran.Load(), admitted.Load(); got != want {
+				t.Errorf("ran %d tasks; want the %d admitted", got, want)
+			}
+			s := e.Stats()
+			if s.Submitted != uint64(admitted.Load()) || s.Completed != s.Submitted || s.Abandoned != 0 {
+				t.Errorf("Stats submitted, completed, abandoned = %d, %d, %d; want %d, %d, 0",
+					s.Submitted, s.Completed, s.Abandoned, admitted.Load(), admitted.Load())
+			}
+		})
+	}
+}
