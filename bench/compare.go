@@ -60,13 +60,17 @@ func Compare(old, new *Report) []Change {
 
 // WriteComparison writes changes as a table, flagging throughput that fell
 // below Regression of the old figure or rose above its inverse, and status
-// changes. It returns how many regressions it flagged.
+// changes. It returns how many regressions it flagged: a run that was ok
+// and now is not (errors, failed, crashed) is one whatever its throughput,
+// since a server that crashed late or answered wrongly can still post a
+// high req/s.
 func WriteComparison(w io.Writer, changes []Change) (regressions int, err error) {
 	rows := [][]string{{"scenario", "model", "old req/s", "new req/s", "new÷old", "old p99", "new p99", "p99 new÷old", ""}}
 	for _, c := range changes {
 		var flags []string
+		broke := c.OldStatus == StatusOK && c.NewStatus != StatusOK
 		switch {
-		case c.OldThroughput > 0 && c.Ratio < Regression:
+		case broke || c.OldThroughput > 0 && c.Ratio < Regression:
 			flags = append(flags, "REGRESSION")
 			regressions++
 		case c.OldThroughput > 0 && c.Ratio > 1/Regression:

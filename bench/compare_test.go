@@ -12,6 +12,7 @@ func TestCompare(t *testing.T) {
 	cur.Scenarios[0].Runs[0].Throughput = 790         // virtual: 987.5 → 790, a regression
 	cur.Scenarios[0].Runs[1].Throughput = 158.25 * 2  // pool:16 doubled
 	cur.Scenarios[1].Runs = cur.Scenarios[1].Runs[:1] // cpu pool:16 missing from the new report
+	cur.Scenarios[1].Runs[0].Status = StatusErrors    // cpu virtual: as fast, but now with errors
 
 	changes := Compare(old, cur)
 	if got, want := len(changes), 5; got != want {
@@ -38,10 +39,10 @@ func TestCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if regressions != 1 {
-		t.Errorf("regressions = %d; want 1\n%s", regressions, b.String())
+	if regressions != 2 {
+		t.Errorf("regressions = %d; want 2 (cask-sleep virtual slower, cpu virtual ok → errors)\n%s", regressions, b.String())
 	}
-	for _, want := range []string{"REGRESSION", "faster", "0.80", "2.00"} {
+	for _, want := range []string{"REGRESSION", "faster", "0.80", "2.00", "status ok → errors"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("comparison lacks %q:\n%s", want, b.String())
 		}
