@@ -15,12 +15,14 @@ import (
 //
 // Defaults: Queue(0) and Full(Reject): a task is admitted only if it can start
 // at once, otherwise Go and Run return ErrRejected. Queue(q) lets up to q
-// admitted tasks wait for a running slot; unlike Pool's, they start in no
-// promised order, and callers waiting for room are not served in order
-// either: a newcomer may take a slot just freed. Full(Wait) makes a
-// caller that finds the running slots and the queue full wait for room until
-// its context ends, then return the context's error; such callers are not
-// counted in Stats.Queued, so Queue bounds the queue under both policies.
+// admitted tasks wait for a running slot. Full(Wait) makes a caller that
+// finds the running slots and the queue full wait for room until its context
+// ends, then return the context's error; such callers are not counted in
+// Stats.Queued, so Queue bounds the queue under both policies. Waiting is
+// first come, first served: a slot or room that frees up goes straight to
+// the task or caller that has waited longest, and nobody takes it past them.
+// (A task submitted with Go queues once its goroutine has started, so tasks
+// submitted at nearly the same moment may start in either order.)
 // Once admitted, a task runs even if its submit context ends meanwhile (the
 // task sees the context's error).
 //
@@ -30,9 +32,10 @@ import (
 // task is recovered and reported. Run allocates nothing beyond the caller's
 // closure when the submit context is context.Background (a cancellable one
 // costs a derived context, two allocations); neither does Go, which recycles
-// what it hands to the new goroutine. Admission is one compare-and-swap; channels are used only when a
-// caller must wait. Limit is safe for concurrent use. It panics if n is not
-// positive.
+// what it hands to the new goroutine. Admission is one compare-and-swap
+// while nobody waits; a caller that must wait queues under a mutex and parks
+// on a recycled channel of its own, and is woken by the task that frees its
+// slot. Limit is safe for concurrent use. It panics if n is not positive.
 func Limit(n int, opts ...Option) Executor {
 	if n <= 0 {
 		panic(fmt.Sprintf("loom: limit executor needs a positive limit, got %d", n))
@@ -48,8 +51,9 @@ func Limit(n int, opts ...Option) Executor {
 	l.init("limit", cfg, n, cfg.queue)
 	l.counts = l.taskCounts
 	if l.slots != nil {
-		// Wake the tasks waiting for a slot when Shutdown gives up.
-		l.onAbandon = l.slots.hint
+		// When Shutdown gives up, no queued task may start: closing the
+		// slots wakes the tasks waiting for one, and refuses the others.
+		l.onAbandon = l.slots.close
 	}
 	return l
 }
@@ -150,7 +154,7 @@ func (l *limit) admit(ctx context.Context) error {
 		l.countAdmitted()
 		return nil
 	}
-	switch l.tickets.wait(ctx.Done(), nil) {
+	switch l.tickets.wait(ctx.Done()) {
 	case acquired:
 		l.countAdmitted()
 		return nil
@@ -182,7 +186,7 @@ func (l *limit) start() bool {
 		return true
 	}
 	if ok, _ := l.slots.tryAcquire(); !ok {
-		if l.slots.wait(nil, &l.abandoning) != acquired {
+		if l.slots.wait(nil) != acquired {
 			l.abandonQueued()
 			return false
 		}

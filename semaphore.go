@@ -5,44 +5,69 @@ import (
 	"sync/atomic"
 )
 
-// semaphore counts held tokens, at most size of them. Taking and returning a
-// free token is one compare-and-swap and one add; a channel is touched only
-// when someone waits. Once closed, it hands out no more tokens, and idle is
-// closed when the last token comes back.
+// semaphore counts held tokens, at most size of them, and queues the callers
+// that wait for one in arrival order.
 //
-// It does not queue its waiters in order: a caller that arrives while a
-// woken waiter is on its way may take the token first.
+// Taking and returning a token while nobody waits is one compare-and-swap
+// on state. Once a caller waits, the waitersBit in state makes the semaphore
+// look full, so that a newcomer queues too instead of taking a token past the
+// queue, and a returned token goes straight to the waiter at the head: it
+// stays counted as held, and the waiter wakes up owning it. Each waiter has
+// its own channel, so returning n tokens wakes n waiters at once rather than
+// one after the other.
 //
-// Its fields fill one 64-byte size class, so that an allocated semaphore
-// sits on one cache line: a token taken on one core and returned on another
-// moves one line.
+// Once closed, the semaphore hands out no more tokens, its waiters return
+// closed, and idle is closed when the last token comes back.
+//
+// Its fields fill one 64-byte size class, so that an allocated semaphore sits
+// on one cache line: a token taken on one core and returned on another moves
+// one line.
 type semaphore struct {
-	state     atomic.Uint64 // closedBit | tokens held
-	waiting   atomic.Int64  // callers inside wait
+	state     atomic.Uint64 // closedBit | waitersBit | tokens held
 	completed atomic.Uint64 // tasks that held a token and returned, for Stats
 	size      uint64
-	room      chan struct{} // capacity 1: a hint that a token may be free
 	idle      chan struct{}
-	idleOnce  sync.Once
+	mu        sync.Mutex // guards the queue, and sets or clears waitersBit
+	head      *waiter    // the next waiter to get a token
+	tail      *waiter
+	idleShut  atomic.Bool // idle has been closed
 	_         [4]byte
 }
 
-// closedBit marks a closed semaphore or gate in its state word.
-const closedBit = 1 << 63
+const (
+	// closedBit marks a closed semaphore or gate in its state word.
+	closedBit = 1 << 63
+	// waitersBit marks a semaphore whose queue is not empty. It is set and
+	// cleared under mu. While it is set, state is at least size, so that
+	// tryAcquire fails without looking at it, and every token is held: a
+	// caller queues only when none is free, and release then hands its
+	// token on instead of returning it.
+	waitersBit = 1 << 62
+	heldMask   = waitersBit - 1
+)
 
 func newSemaphore(size int) *semaphore {
-	return &semaphore{size: uint64(size), room: make(chan struct{}, 1), idle: make(chan struct{})}
+	return &semaphore{size: uint64(size), idle: make(chan struct{})}
 }
 
-// tryAcquire takes a token if one is free and the semaphore is open.
+// A waiter is a caller queued in a semaphore. Waiters are recycled, each
+// with its channel, so that waiting allocates nothing.
+type waiter struct {
+	prev, next *waiter
+	queued     bool          // in the queue; guarded by the semaphore's mu
+	result     waitResult    // set before the wake-up is sent
+	wake       chan struct{} // capacity 1: receives one wake-up per wait
+}
+
+var waiters = sync.Pool{New: func() any { return &waiter{wake: make(chan struct{}, 1)} }}
+
+// tryAcquire takes a token if one is free, nobody is queued for one and the
+// semaphore is open.
 func (s *semaphore) tryAcquire() (acquired, closed bool) {
 	for {
 		old := s.state.Load()
-		if old&closedBit != 0 {
-			return false, true
-		}
-		if old >= s.size {
-			return false, false
+		if old >= s.size { // full, or flagged closed or waited on
+			return false, old&closedBit != 0
 		}
 		if s.state.CompareAndSwap(old, old+1) {
 			return true, false
@@ -56,76 +81,163 @@ type waitResult int
 const (
 	acquired waitResult = iota
 	closed              // the semaphore was closed
-	stopped             // one of the channels given to wait was closed
+	stopped             // the done channel given to wait was closed
 )
 
-// wait takes a token, waiting for one until the semaphore is closed, done is
-// closed (a nil done never is) or stop, if not nil, is set; whoever sets stop
-// must then call hint. Without a done channel, waiting is a plain channel
-// receive, which costs much less than a select.
-func (s *semaphore) wait(done <-chan struct{}, stop *atomic.Bool) waitResult {
-	// Counting ourselves as waiting before trying again pairs with release,
-	// which returns its token before looking for waiters: either we see the
-	// token, or release sees us and leaves a hint in room. close and stop
-	// work the same way: the flag first, then a hint.
-	s.waiting.Add(1)
-	defer s.waiting.Add(-1)
+// wait takes a token, queueing for one behind the callers already waiting,
+// until the semaphore is closed or done is closed (a nil done never is).
+// Without a done channel, waiting is a plain channel receive, which costs
+// much less than a select.
+func (s *semaphore) wait(done <-chan struct{}) waitResult {
+	s.mu.Lock()
 	for {
-		ok, isClosed := s.tryAcquire()
-		if ok {
-			// One hint may stand for several returned tokens: pass it on.
-			if s.waiting.Load() > 1 && s.state.Load() < s.size {
-				s.hint()
-			}
-			return acquired
-		}
-		if isClosed {
-			s.hint() // wake the next waiter, which will find it closed too
+		old := s.state.Load()
+		if old&closedBit != 0 {
+			s.mu.Unlock()
 			return closed
 		}
-		if stop != nil && stop.Load() {
-			s.hint()
-			return stopped
-		}
-		if done == nil {
-			<-s.room
+		if old < s.size {
+			if s.state.CompareAndSwap(old, old+1) {
+				s.mu.Unlock()
+				return acquired
+			}
 			continue
 		}
-		select {
-		case <-s.room:
-		case <-done:
-			return stopped
+		// Setting the flag by compare-and-swap, not by Or, makes sure no
+		// token came back since old was read: a token returned after this
+		// sees the flag and comes to the queue.
+		if old&waitersBit != 0 || s.state.CompareAndSwap(old, old|waitersBit) {
+			break
+		}
+	}
+	w := waiters.Get().(*waiter)
+	w.prev, w.next, w.queued = s.tail, nil, true
+	if s.tail == nil {
+		s.head = w
+	} else {
+		s.tail.next = w
+	}
+	s.tail = w
+	s.mu.Unlock()
+
+	if done == nil {
+		<-w.wake
+		return s.recycle(w)
+	}
+	select {
+	case <-w.wake:
+		return s.recycle(w)
+	case <-done:
+	}
+	s.mu.Lock()
+	if w.queued {
+		s.unqueue(w)
+		s.mu.Unlock()
+		waiters.Put(w)
+		return stopped
+	}
+	s.mu.Unlock()
+	// A token or the closing was handed to w as done was closed: the
+	// wake-up is on its way. A token is passed on, not lost.
+	<-w.wake
+	r := s.recycle(w)
+	if r == acquired {
+		s.release()
+		return stopped
+	}
+	return r
+}
+
+// recycle returns what w was woken for, and puts w back in the pool.
+func (s *semaphore) recycle(w *waiter) waitResult {
+	r := w.result
+	waiters.Put(w)
+	return r
+}
+
+// unqueue takes w out of the queue, and clears waitersBit if it was the last
+// one. The caller holds mu.
+func (s *semaphore) unqueue(w *waiter) {
+	if w.prev == nil {
+		s.head = w.next
+	} else {
+		w.prev.next = w.next
+	}
+	if w.next == nil {
+		s.tail = w.prev
+	} else {
+		w.next.prev = w.prev
+	}
+	w.prev, w.next, w.queued = nil, nil, false
+	if s.head == nil {
+		if s.state.And(^uint64(waitersBit)) == closedBit|waitersBit {
+			s.shutIdle()
 		}
 	}
 }
 
-// release returns a token.
+// release returns a token, or hands it to the first waiter.
 func (s *semaphore) release() {
-	if s.state.Add(^uint64(0)) == closedBit {
-		s.idleOnce.Do(func() { close(s.idle) })
-	}
-	if s.waiting.Load() > 0 {
-		s.hint()
+	for {
+		old := s.state.Load()
+		if old&waitersBit != 0 {
+			s.handOff()
+			return
+		}
+		if s.state.CompareAndSwap(old, old-1) {
+			if old-1 == closedBit {
+				s.shutIdle()
+			}
+			return
+		}
 	}
 }
 
-func (s *semaphore) hint() {
-	select {
-	case s.room <- struct{}{}:
-	default:
+// handOff gives the token being returned to the first waiter, which wakes up
+// owning it: the token stays counted as held. If the queue emptied meanwhile,
+// or close is on its way to wake it, the token is returned instead, under mu,
+// so that no caller queues behind a token it then misses.
+func (s *semaphore) handOff() {
+	s.mu.Lock()
+	w := s.head
+	if w == nil || s.state.Load()&closedBit != 0 {
+		n := s.state.Add(^uint64(0))
+		s.mu.Unlock()
+		if n == closedBit {
+			s.shutIdle()
+		}
+		return
 	}
+	s.unqueue(w)
+	w.result = acquired
+	s.mu.Unlock()
+	w.wake <- struct{}{}
 }
 
-// close stops handing out tokens and wakes the waiters, each of which wakes
-// the next.
+// close stops handing out tokens and wakes every waiter, which returns
+// closed.
 func (s *semaphore) close() {
 	if old := s.state.Or(closedBit); old&^closedBit == 0 {
-		s.idleOnce.Do(func() { close(s.idle) })
+		s.shutIdle()
+		return
 	}
-	s.hint()
+	s.mu.Lock()
+	for s.head != nil {
+		w := s.head
+		s.unqueue(w)
+		w.result = closed
+		w.wake <- struct{}{}
+	}
+	s.mu.Unlock()
+}
+
+func (s *semaphore) shutIdle() {
+	if s.idleShut.CompareAndSwap(false, true) {
+		close(s.idle)
+	}
 }
 
 // held returns the number of tokens held.
 func (s *semaphore) held() int {
-	return int(s.state.Load() &^ closedBit)
+	return int(s.state.Load() & heldMask)
 }

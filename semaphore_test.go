@@ -1,6 +1,7 @@
 package loom
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -8,32 +9,68 @@ import (
 	"unsafe"
 )
 
+// queueLen counts the semaphore's waiters.
+func (s *semaphore) queueLen() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for w := s.head; w != nil; w = w.next {
+		n++
+	}
+	return n
+}
+
+// waitForQueue yields until n callers wait in s.
+func waitForQueue(s *semaphore, n int) {
+	for s.queueLen() != n {
+		runtime.Gosched()
+	}
+}
+
 // TestSemaphoreNeverOverfillsNorStalls has many goroutines take and return
-// tokens, half of them waiting when none is free: the bound must hold, and
-// every waiter must get through (a lost wake-up would hang the test).
+// tokens; some give up when none is free, as Reject does, some wait, and some
+// wait with a done channel that another goroutine may close at any moment.
+// The bound must hold, and every waiter must get through (a lost wake-up
+// would hang the test); at the end every token is back.
 func TestSemaphoreNeverOverfillsNorStalls(t *testing.T) {
 	for _, size := range []int{1, 2, 5} {
 		s := newSemaphore(size)
-		var held, peak, done atomic.Int64
+		var held, peak atomic.Int64
 		var wg sync.WaitGroup
 		for i := range 16 {
 			wg.Go(func() {
 				for j := range 300 {
 					if ok, _ := s.tryAcquire(); !ok {
-						if (i+j)%2 == 0 {
+						switch (i + j) % 3 {
+						case 0:
 							continue // gave up, as Reject does
-						}
-						if got := s.wait(nil, nil); got != acquired {
-							t.Errorf("wait = %v; want acquired", got)
-							return
+						case 1:
+							if got := s.wait(nil); got != acquired {
+								t.Errorf("wait(nil) = %v; want acquired", got)
+								return
+							}
+						case 2:
+							done := make(chan struct{})
+							go func() {
+								runtime.Gosched()
+								close(done)
+							}()
+							switch got := s.wait(done); got {
+							case stopped:
+								continue
+							case acquired:
+							default:
+								t.Errorf("wait(done) = %v; want acquired or stopped", got)
+								return
+							}
 						}
 					}
 					h := held.Add(1)
 					for p := peak.Load(); h > p && !peak.CompareAndSwap(p, h); p = peak.Load() {
 					}
+					runtime.Gosched()
 					held.Add(-1)
 					s.release()
-					done.Add(1)
 				}
 			})
 		}
@@ -41,8 +78,8 @@ func TestSemaphoreNeverOverfillsNorStalls(t *testing.T) {
 		if got := peak.Load(); got > int64(size) {
 			t.Errorf("size %d: %d tokens held at once", size, got)
 		}
-		if s.held() != 0 {
-			t.Errorf("size %d: %d tokens still held; want 0", size, s.held())
+		if got := s.state.Load(); got != 0 {
+			t.Errorf("size %d: state = %#x after every token came back; want 0", size, got)
 		}
 		s.close()
 		select {
@@ -56,39 +93,237 @@ func TestSemaphoreNeverOverfillsNorStalls(t *testing.T) {
 	}
 }
 
-// TestSemaphoreWakesEveryWaiter blocks several waiters on a full semaphore,
-// then closes it (or sets their stop flag): each must return, woken by the
-// one before it.
-func TestSemaphoreWakesEveryWaiter(t *testing.T) {
-	for _, how := range []string{"close", "stop"} {
-		t.Run(how, func(t *testing.T) {
-			s := newSemaphore(1)
-			if ok, _ := s.tryAcquire(); !ok {
-				t.Fatal("tryAcquire on an empty semaphore failed")
+// TestSemaphoreHandsOffInOrder queues waiters one after another behind a
+// held token: each returned token must go to the longest waiting, and while
+// any waits, a newcomer's tryAcquire must fail even just after a release.
+func TestSemaphoreHandsOffInOrder(t *testing.T) {
+	const waiters = 6
+	s := newSemaphore(2)
+	for range 2 {
+		if ok, _ := s.tryAcquire(); !ok {
+			t.Fatal("tryAcquire on an empty semaphore failed")
+		}
+	}
+	order := make(chan int, waiters)
+	var wg sync.WaitGroup
+	for i := range waiters {
+		wg.Go(func() {
+			if got := s.wait(nil); got != acquired {
+				t.Errorf("waiter %d: wait = %v; want acquired", i, got)
+				return
 			}
-			var stop atomic.Bool
-			const waiters = 8
-			results := make(chan waitResult, waiters)
-			for range waiters {
-				go func() { results <- s.wait(nil, &stop) }()
-			}
-			for s.waiting.Load() != waiters {
-				runtime.Gosched()
-			}
-			want := closed
-			if how == "close" {
-				s.close()
-			} else {
-				want = stopped
-				stop.Store(true)
-				s.hint()
-			}
-			for range waiters {
-				if got := <-results; got != want {
-					t.Errorf("wait = %v; want %v", got, want)
+			order <- i
+		})
+		waitForQueue(s, i+1) // waiter i is queued before waiter i+1 comes
+	}
+	for i := range waiters {
+		s.release()
+		if ok, _ := s.tryAcquire(); ok {
+			t.Fatalf("release %d: tryAcquire took the token past %d waiters", i, waiters-i)
+		}
+		if got := <-order; got != i {
+			t.Errorf("release %d woke waiter %d; want waiter %d", i, got, i)
+		}
+		if got := s.held(); got != 2 {
+			t.Errorf("release %d: %d tokens held; want 2 (one handed on)", i, got)
+		}
+	}
+	wg.Wait()
+	s.release()
+	if got := s.wait(nil); got != acquired {
+		t.Errorf("wait with a token free = %v; want acquired", got)
+	}
+	s.release()
+	s.release()
+	if got := s.state.Load(); got != 0 {
+		t.Errorf("state = %#x after every token came back; want 0", got)
+	}
+}
+
+// TestSemaphoreCancelRacesHandOff closes a waiter's done channel while a
+// token is being handed to it: before the release, after it (the waiter then
+// finds both its wake-up and done ready), at the same time from two
+// goroutines, or long enough before that the waiter leaves the queue. Whichever wins, the token must not be lost: a second waiter,
+// queued behind the first, must get it.
+func TestSemaphoreCancelRacesHandOff(t *testing.T) {
+	s := newSemaphore(1)
+	var got [3]int // by waitResult of the first waiter
+	for i := range 800 {
+		if ok, _ := s.tryAcquire(); !ok {
+			t.Fatal("tryAcquire on an empty semaphore failed")
+		}
+		done := make(chan struct{})
+		first := make(chan waitResult, 1)
+		go func() { first <- s.wait(done) }()
+		waitForQueue(s, 1)
+		second := make(chan waitResult, 1)
+		go func() { second <- s.wait(nil) }()
+		waitForQueue(s, 2)
+
+		switch i % 4 {
+		case 0:
+			close(done)
+			s.release()
+		case 3: // the first waiter leaves the queue before the release
+			close(done)
+			waitForQueue(s, 1)
+			s.release()
+		case 1:
+			s.release()
+			close(done)
+		case 2:
+			start := make(chan struct{})
+			var racers sync.WaitGroup
+			racers.Go(func() { <-start; close(done) })
+			racers.Go(func() { <-start; s.release() })
+			close(start)
+			racers.Wait()
+		}
+
+		r := <-first
+		got[r]++
+		switch r {
+		case acquired:
+			s.release() // the first waiter runs and returns its token
+		case stopped:
+		default:
+			t.Fatalf("first waiter: wait = %v; want acquired or stopped", r)
+		}
+		if r := <-second; r != acquired {
+			t.Fatalf("second waiter: wait = %v; want acquired", r)
+		}
+		s.release()
+		if st := s.state.Load(); st != 0 {
+			t.Fatalf("state = %#x after every token came back; want 0", st)
+		}
+	}
+	t.Logf("first waiter: %d acquired, %d stopped", got[acquired], got[stopped])
+}
+
+// TestSemaphoreCloseWakesEveryWaiter blocks waiters, with and without a done
+// channel, on a full semaphore, then closes it: each must return closed at
+// once, and idle must close only when the held token comes back.
+func TestSemaphoreCloseWakesEveryWaiter(t *testing.T) {
+	s := newSemaphore(1)
+	if ok, _ := s.tryAcquire(); !ok {
+		t.Fatal("tryAcquire on an empty semaphore failed")
+	}
+	const waiters = 8
+	never := make(chan struct{})
+	results := make(chan waitResult, waiters)
+	for i := range waiters {
+		done := never
+		if i%2 == 0 {
+			done = nil
+		}
+		go func() { results <- s.wait(done) }()
+	}
+	waitForQueue(s, waiters)
+	s.close()
+	for range waiters {
+		if got := <-results; got != closed {
+			t.Errorf("wait = %v; want closed", got)
+		}
+	}
+	if got := s.wait(nil); got != closed {
+		t.Errorf("wait after close = %v; want closed", got)
+	}
+	select {
+	case <-s.idle:
+		t.Fatal("idle closed while a token is held")
+	default:
+	}
+	s.release()
+	select {
+	case <-s.idle:
+	default:
+		t.Error("idle not closed when the last token came back after close")
+	}
+}
+
+// TestSemaphoreCancelRacesClose closes a waiter's done channel and the
+// semaphore at the same time: the waiter returns stopped or closed, and idle
+// closes when the held token comes back.
+func TestSemaphoreCancelRacesClose(t *testing.T) {
+	for range 200 {
+		s := newSemaphore(1)
+		if ok, _ := s.tryAcquire(); !ok {
+			t.Fatal("tryAcquire on an empty semaphore failed")
+		}
+		done := make(chan struct{})
+		result := make(chan waitResult, 1)
+		go func() { result <- s.wait(done) }()
+		waitForQueue(s, 1)
+		close(done)
+		s.close()
+		if got := <-result; got != closed && got != stopped {
+			t.Fatalf("wait = %v; want closed or stopped", got)
+		}
+		s.release()
+		<-s.idle
+	}
+}
+
+// TestSemaphoreCloseRacesRelease closes the semaphore while tokens come back
+// and waiters queue: every waiter must return, and idle must close once all
+// tokens are back.
+func TestSemaphoreCloseRacesRelease(t *testing.T) {
+	for range 200 {
+		s := newSemaphore(2)
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() {
+				if ok, _ := s.tryAcquire(); ok || s.wait(nil) == acquired {
+					runtime.Gosched()
+					s.release()
 				}
+			})
+		}
+		runtime.Gosched()
+		s.close()
+		wg.Wait()
+		<-s.idle // a missed close would hang here
+		if got := s.held(); got != 0 {
+			t.Fatalf("%d tokens held after every waiter returned; want 0", got)
+		}
+	}
+}
+
+// TestLimitAdmitsWaitingCallersInOrder queues callers of a full Limit with
+// Full(Wait) one after another: they must run in the order they came.
+func TestLimitAdmitsWaitingCallersInOrder(t *testing.T) {
+	e := Limit(1, Full(Wait))
+	defer shutdown(t, e)
+	l := e.(*limit)
+	release := make(chan struct{})
+	running := make(chan struct{})
+	if err := e.Go(context.Background(), func(context.Context) {
+		close(running)
+		<-release
+	}); err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	const callers = 5
+	order := make(chan int, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			if err := e.Run(context.Background(), func(context.Context) { order <- i }); err != nil {
+				t.Errorf("caller %d: Run = %v; want nil", i, err)
 			}
 		})
+		waitForQueue(l.tickets, i+1)
+	}
+	close(release)
+	wg.Wait()
+	close(order)
+	want := 0
+	for got := range order {
+		if got != want {
+			t.Errorf("caller %d ran in place %d", got, want)
+		}
+		want++
 	}
 }
 
