@@ -140,9 +140,11 @@ func (p *pool) work(w *worker) {
 	// pool touches no shared counter between one task and the next.
 	busy := false
 	for {
-		j, ok := w.next, true
-		w.next = job{}
-		if j.task == nil {
+		var j job
+		ok := true
+		if w.next.task != nil {
+			j, w.next = w.next, job{}
+		} else {
 			select {
 			case j, ok = <-p.tasks:
 			default:
