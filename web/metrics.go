@@ -89,13 +89,23 @@ func (c executorCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
+// Collect reports each executor under a distinct name: executors without
+// one are "executor-N", and a name seen already (two App.NewExecutor calls
+// with one name) gets "-2", "-3", …, since Prometheus refuses a whole
+// scrape that holds one label set twice.
 func (c executorCollector) Collect(ch chan<- prometheus.Metric) {
+	seen := map[string]bool{}
 	for i, e := range c.app.executors() {
 		s := e.Stats()
-		name := s.Name
-		if name == "" {
-			name = "executor-" + strconv.Itoa(i)
+		base := s.Name
+		if base == "" {
+			base = "executor-" + strconv.Itoa(i)
 		}
+		name := base
+		for n := 2; seen[name]; n++ {
+			name = base + "-" + strconv.Itoa(n)
+		}
+		seen[name] = true
 		labels := []string{name, s.Kind}
 		counter := func(d *prometheus.Desc, v uint64) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)

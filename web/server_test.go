@@ -171,6 +171,32 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 }
 
+func TestMetricsWithExecutorsOfOneName(t *testing.T) {
+	// Two executors reporting the same name and kind would give Prometheus
+	// two series with one label set, and it refuses the whole scrape.
+	app := newApp(t, web.Metrics("/metrics"))
+	for _, route := range []string{"/a", "/b"} {
+		e, err := app.NewExecutor("reports", "pool:1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		app.Get(route, text("hi"), web.Executor(e))
+	}
+	rec := do(t, app, "GET", "/metrics", "")
+	if rec.Code != 200 {
+		t.Fatalf("GET /metrics: got %d; want 200\n%s", rec.Code, rec.Body.String())
+	}
+	body := rec.Body.String()
+	for _, want := range []string{`executor="reports",kind="pool"`, `executor="reports-2",kind="pool"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if err := app.Shutdown(t.Context()); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestPprof(t *testing.T) {
 	app := newApp(t, web.Pprof())
 	rec := do(t, app, "GET", "/debug/pprof/cmdline", "")
