@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,5 +90,16 @@ func TestRunStopsCleanly(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("run after cancel: got %v; want nil", err)
+	}
+}
+
+func TestRunRejectsArguments(t *testing.T) {
+	// A cancelled context: if the argument were ignored, run would serve
+	// and stop at once, returning nil, rather than hang.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err := run(ctx, []string{"-addr", "127.0.0.1:0", "8080"})
+	if err == nil || !strings.Contains(err.Error(), `"8080"`) {
+		t.Errorf("run with a stray argument: got %v; want an error naming it", err)
 	}
 }

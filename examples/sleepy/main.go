@@ -39,6 +39,9 @@ func run(ctx context.Context, args []string) error {
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
+	if flags.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", flags.Arg(0))
+	}
 	if *sleep < 0 {
 		return fmt.Errorf("-sleep %v: must not be negative", *sleep)
 	}
