@@ -5,7 +5,9 @@
 // A server under test serves Handler on a listener of its own, apart from the
 // traffic it is measured on, and the runner polls it with Fetch:
 //
-//	go http.ListenAndServe("127.0.0.1:9090", runtimestats.Handler())
+//	srv := &http.Server{Addr: "127.0.0.1:9090", Handler: runtimestats.Handler()}
+//	go srv.ListenAndServe()
+//	defer srv.Close() // ends the goroutine above
 //
 //	snap, err := runtimestats.Fetch(ctx, "http://127.0.0.1:9090/")
 //	fmt.Println(snap.Goroutines, snap.Threads)
