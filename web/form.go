@@ -9,8 +9,8 @@ import (
 )
 
 // DefaultMultipartMemory is how much of a multipart form ParseForm keeps in
-// memory; larger files spill to temporary files that net/http removes when
-// the request ends.
+// memory; larger files spill to temporary files, removed when the handler
+// returns.
 const DefaultMultipartMemory = 8 << 20
 
 // ParseForm parses an urlencoded or multipart body (and the query string)

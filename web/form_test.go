@@ -2,12 +2,14 @@ package web_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 
@@ -121,6 +123,46 @@ func TestMultipartUpload(t *testing.T) {
 	}
 	if status, got := post(strings.NewReader("--x\r\nnonsense"), "multipart/form-data; boundary=x"); status != 400 || !strings.HasPrefix(got, "malformed form") {
 		t.Errorf("malformed multipart: got %d %q; want 400 malformed form", status, got)
+	}
+}
+
+func TestMultipartTempFilesRemovedBehindADecorator(t *testing.T) {
+	// A file over DefaultMultipartMemory spills to a temporary file. net/http
+	// removes those only for the request it made; a decorator that calls
+	// r.WithContext hands the handler a copy, whose form it never sees.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	app := newApp(t)
+	withValue := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), struct{}{}, "v")))
+		})
+	}
+	app.Post("/upload", func(w http.ResponseWriter, r *http.Request) error {
+		f, _, err := web.FormFile(r, "file")
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	}, web.Use(withValue))
+	srv := httptest.NewServer(app)
+	defer srv.Close()
+
+	body, ct := multipartBody(t, nil, "file", "big.bin", bytes.Repeat([]byte{1}, web.DefaultMultipartMemory+1<<20))
+	resp, err := srv.Client().Post(srv.URL+"/upload", ct, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("upload: got %d; want 200", resp.StatusCode)
+	}
+	left, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Errorf("temporary files left after the request: got %d (%s); want 0", len(left), left[0].Name())
 	}
 }
 

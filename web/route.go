@@ -103,6 +103,7 @@ func (c *call) run(context.Context) {
 	}
 	c.ran = true
 	defer c.recover(r)
+	defer removeMultipart(r)
 	if c.rt.handlerFunc != nil {
 		if err := c.rt.handlerFunc(c.w, r); err != nil {
 			c.rt.app.renderError(c.w, r, err)
@@ -110,6 +111,15 @@ func (c *call) run(context.Context) {
 		return
 	}
 	c.rt.handler.ServeHTTP(c.w, r)
+}
+
+// removeMultipart removes the temporary files of a multipart form parsed on
+// r. net/http does it only for the request it made, and a decorator that
+// called r.WithContext handed the handler a copy whose form it never sees.
+func removeMultipart(r *http.Request) {
+	if r.MultipartForm != nil {
+		_ = r.MultipartForm.RemoveAll() // net/http ignores this error too
+	}
 }
 
 // recover turns a handler's panic into a 500 and a log line with the stack,
