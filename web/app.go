@@ -64,6 +64,11 @@ func New(opts ...Option) (*App, error) {
 	if a.logger == nil {
 		a.logger = slog.Default()
 	}
+	// Checked before any executor is made, so that an error leaves nothing
+	// running; registering the route would panic later.
+	if p := a.settings.metricsPath; p != "" && !strings.HasPrefix(p, "/") {
+		return nil, fmt.Errorf("web: metrics path %q must start with /", p)
+	}
 	a.executor = a.settings.executor
 	if a.executor == nil && a.settings.executorSpec != "" {
 		e, err := loom.Parse(a.settings.executorSpec, loom.Name("http"))

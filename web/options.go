@@ -69,7 +69,8 @@ func BodyLimit(n int64) Option {
 
 // Metrics serves Prometheus metrics at path (e.g. "/metrics"): requests by
 // route, method and status, a latency histogram by route, and the counters
-// of every executor the routes run on.
+// of every executor the routes run on. A path that does not start with "/"
+// makes New return an error.
 func Metrics(path string) Option {
 	return func(s *settings) { s.metricsPath = path }
 }

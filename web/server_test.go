@@ -171,6 +171,13 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 }
 
+func TestMetricsPathMustBeAPath(t *testing.T) {
+	_, err := web.New(web.ExecutorSpec("pool:2"), web.Metrics("metrics"))
+	if err == nil || !strings.Contains(err.Error(), `"metrics"`) {
+		t.Errorf("New with Metrics(\"metrics\"): got %v; want an error naming the path", err)
+	}
+}
+
 func TestMetricsWithExecutorsOfOneName(t *testing.T) {
 	// Two executors reporting the same name and kind would give Prometheus
 	// two series with one label set, and it refuses the whole scrape.
