@@ -22,10 +22,11 @@ var ErrBadTargets = errors.New("bad targets file")
 //	POST http://127.0.0.1:8080/todos @new-todo.json
 //	    Content-Type: application/json
 //
-// A line is METHOD URL, then optionally a body: the rest of the line as it
-// stands, or @FILE naming a file whose contents are the body (relative paths
-// are resolved against dir). Indented "Name: value" lines add headers to the
-// request above them. Blank lines and lines starting with # are ignored.
+// A line is METHOD URL, separated by spaces or tabs, then optionally a body:
+// the rest of the line as it stands, or @FILE naming a file whose contents
+// are the body (relative paths are resolved against dir). Indented
+// "Name: value" lines add headers to the request above them. Blank lines and
+// lines starting with # are ignored.
 func ParseTargets(r io.Reader, dir string) ([]Target, error) {
 	var targets []Target
 	sc := bufio.NewScanner(r)
@@ -68,10 +69,8 @@ func ParseTargets(r io.Reader, dir string) ([]Target, error) {
 }
 
 func parseTargetLine(line, dir string) (Target, error) {
-	method, rest, _ := strings.Cut(line, " ")
-	rest = strings.TrimLeft(rest, " \t")
-	url, body, _ := strings.Cut(rest, " ")
-	body = strings.TrimLeft(body, " \t")
+	method, rest := cutBlank(line)
+	url, body := cutBlank(rest)
 	if url == "" {
 		return Target{}, errors.New("want METHOD URL [BODY | @FILE]")
 	}
@@ -99,4 +98,14 @@ func parseTargetLine(line, dir string) (Target, error) {
 		return Target{}, err
 	}
 	return t, nil
+}
+
+// cutBlank splits s at its first run of spaces or tabs, as a hand-aligned
+// targets file may use either between its fields.
+func cutBlank(s string) (before, after string) {
+	i := strings.IndexAny(s, " \t")
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], strings.TrimLeft(s[i:], " \t")
 }

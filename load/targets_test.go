@@ -21,18 +21,20 @@ POST http://127.0.0.1:8080/todos {"title": "inline"}
 	X-Trace: 1
 POST http://127.0.0.1:8080/todos @todo.json
   Content-Type: application/json
+DELETE	http://127.0.0.1:8080/todos/1
 `
 	got, err := ParseTargets(strings.NewReader(in), dir)
 	if err != nil {
 		t.Fatalf("ParseTargets: %v", err)
 	}
-	if len(got) != 3 {
-		t.Fatalf("got %d targets; want 3", len(got))
+	if len(got) != 4 {
+		t.Fatalf("got %d targets; want 4", len(got))
 	}
 	for i, want := range []struct{ method, url, body, contentType string }{
 		{"GET", "http://127.0.0.1:8080/todos", "", ""},
 		{"POST", "http://127.0.0.1:8080/todos", `{"title": "inline"}`, "application/json"},
 		{"POST", "http://127.0.0.1:8080/todos", `{"title":"from file"}`, "application/json"},
+		{"DELETE", "http://127.0.0.1:8080/todos/1", "", ""}, // a tab between the fields
 	} {
 		g := got[i]
 		if g.Method != want.method || g.URL != want.url || string(g.Body) != want.body || g.Header.Get("Content-Type") != want.contentType {
