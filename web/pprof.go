@@ -9,7 +9,10 @@ import (
 // handlers run on the App's default executor like any route; a 30 s CPU
 // profile holds one of its slots for that long.
 func (a *App) registerPprof() {
-	a.Handle(http.MethodGet, "/debug/pprof/", http.HandlerFunc(pprof.Index))
+	// The index also serves every named profile (heap, goroutine, allocs, …)
+	// below it, so it takes the rest of the path; a route ending in "/"
+	// would match the index page alone.
+	a.Handle(http.MethodGet, "/debug/pprof/{profile...}", http.HandlerFunc(pprof.Index))
 	a.Handle(http.MethodGet, "/debug/pprof/cmdline", http.HandlerFunc(pprof.Cmdline))
 	a.Handle(http.MethodGet, "/debug/pprof/profile", http.HandlerFunc(pprof.Profile))
 	a.Handle(http.MethodGet, "/debug/pprof/symbol", http.HandlerFunc(pprof.Symbol))

@@ -213,6 +213,13 @@ func TestPprof(t *testing.T) {
 	if rec := do(t, app, "GET", "/debug/pprof/", ""); rec.Code != 200 || !strings.Contains(rec.Body.String(), "goroutine") {
 		t.Errorf("GET /debug/pprof/: got %d", rec.Code)
 	}
+	// The named profiles are served by the index handler below its path:
+	// what 'go tool pprof http://…/debug/pprof/heap' fetches.
+	for _, profile := range []string{"heap", "goroutine?debug=1", "allocs", "block", "mutex", "threadcreate"} {
+		if rec := do(t, app, "GET", "/debug/pprof/"+profile, ""); rec.Code != 200 || rec.Body.Len() == 0 {
+			t.Errorf("GET /debug/pprof/%s: got %d with %d bytes; want 200 with a profile", profile, rec.Code, rec.Body.Len())
+		}
+	}
 	if rec := do(t, newApp(t), "GET", "/debug/pprof/", ""); rec.Code != 404 {
 		t.Errorf("pprof without the option: got %d; want 404", rec.Code)
 	}
