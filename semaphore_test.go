@@ -2,6 +2,7 @@ package loom
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -324,6 +325,66 @@ func TestLimitAdmitsWaitingCallersInOrder(t *testing.T) {
 			t.Errorf("caller %d ran in place %d", got, want)
 		}
 		want++
+	}
+}
+
+// TestLimitChurnWithCancelledCallers floods a small Limit that queues and
+// waits with callers whose contexts end at any moment: a caller either gets
+// its task run or the context's error, never both and never neither, the
+// bound holds, and the counts agree once it is shut down.
+func TestLimitChurnWithCancelledCallers(t *testing.T) {
+	const bound = 3
+	e := Limit(bound, Queue(2), Full(Wait))
+	var running, peak, ran, accepted atomic.Int64
+	task := func(context.Context) {
+		r := running.Add(1)
+		for p := peak.Load(); r > p && !peak.CompareAndSwap(p, r); p = peak.Load() {
+		}
+		runtime.Gosched()
+		running.Add(-1)
+		ran.Add(1)
+	}
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			for j := range 100 {
+				ctx, cancel := context.WithCancel(context.Background())
+				if j%2 == 0 {
+					go func() {
+						runtime.Gosched()
+						cancel()
+					}()
+				}
+				submit := e.Go
+				if (i+j)%3 == 0 {
+					submit = e.Run
+				}
+				switch err := submit(ctx, task); {
+				case err == nil:
+					accepted.Add(1)
+				case errors.Is(err, context.Canceled):
+				default:
+					t.Errorf("submit = %v; want nil or context.Canceled", err)
+				}
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	shutdown(t, e)
+	t.Logf("%d of %d submissions accepted", accepted.Load(), 16*100)
+	s := e.Stats()
+	if got, want := ran.Load(), accepted.Load(); got != want {
+		t.Errorf("ran %d tasks; want the %d accepted", got, want)
+	}
+	if s.Submitted != uint64(accepted.Load()) || s.Completed != s.Submitted {
+		t.Errorf("Stats submitted, completed = %d, %d; want %d, %d", s.Submitted, s.Completed, accepted.Load(), accepted.Load())
+	}
+	if s.Running != 0 || s.Queued != 0 {
+		t.Errorf("Stats running, queued = %d, %d after shutdown; want 0, 0", s.Running, s.Queued)
+	}
+	if got := peak.Load(); got > bound || s.PeakRunning > bound {
+		t.Errorf("%d tasks ran at once (Stats: %d); want at most %d", got, s.PeakRunning, bound)
 	}
 }
 
