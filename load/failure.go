@@ -1,6 +1,7 @@
 package load
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -73,10 +74,15 @@ func classify(err error, def failure) failure {
 	return def
 }
 
-// classifyDial names the cause of a failed connection attempt.
+// classifyDial names the cause of a failed connection attempt. A dial that
+// outlasts the dialer's Timeout fails with the net package's "i/o timeout",
+// which matches context.DeadlineExceeded, not os.ErrDeadlineExceeded.
 func classifyDial(err error) failure {
-	if errors.Is(err, syscall.ECONNREFUSED) {
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
 		return failRefused
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return failTimeout
 	}
 	return failConnect
 }
