@@ -1,7 +1,6 @@
 package load
 
 import (
-	"context"
 	"errors"
 	"io"
 	"os"
@@ -75,14 +74,12 @@ func classify(err error, def failure) failure {
 }
 
 // classifyDial names the cause of a failed connection attempt. A dial that
-// outlasts the dialer's Timeout fails with the net package's "i/o timeout",
-// which matches context.DeadlineExceeded, not os.ErrDeadlineExceeded.
+// outlasts Config.Timeout is a connect error, not a timeout: it says the
+// server is not accepting (a full backlog), where a timeout says it is slow
+// to answer (docs/load.md keeps the same split).
 func classifyDial(err error) failure {
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
+	if errors.Is(err, syscall.ECONNREFUSED) {
 		return failRefused
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
-		return failTimeout
 	}
 	return failConnect
 }

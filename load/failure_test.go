@@ -29,7 +29,7 @@ func TestClassifyDial(t *testing.T) {
 		err  error
 		want failure
 	}{
-		{"timed out", timeoutErr, failTimeout},
+		{"timed out", timeoutErr, failConnect}, // not accepting, rather than slow: see classifyDial
 		{"refused", refusedErr, failRefused},
 		{"other", errors.New("no route"), failConnect},
 	} {

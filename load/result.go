@@ -80,9 +80,9 @@ type Result struct {
 
 // Errors counts failed requests by cause.
 type Errors struct {
-	Connect int64 `json:"connect"` // connection attempt failed (not refused, not timed out)
+	Connect int64 `json:"connect"` // connection attempt failed (not refused), its timeout included
 	Refused int64 `json:"refused"` // connection refused
-	Timeout int64 `json:"timeout"` // connect or request took longer than Config.Timeout
+	Timeout int64 `json:"timeout"` // a request on an open connection took longer than Config.Timeout
 	Read    int64 `json:"read"`    // reading or parsing the response failed
 	Write   int64 `json:"write"`   // writing the request failed
 	Reset   int64 `json:"reset"`   // the peer reset the connection
