@@ -279,6 +279,15 @@ func (p *pool) submit(ctx context.Context, j job) error {
 		p.rejected.Add(1)
 		return ErrRejected
 	}
+	return p.wait(ctx, j)
+}
+
+// wait waits for room for j in the queue, or for a parked worker when there
+// is no queue. It is submit's slow path, kept apart so that submit's few
+// returns let the compiler open-code its deferred gate exit: a defer it
+// cannot open-code costs Go a trip through the runtime's panic machinery
+// per task. The caller is inside the gate.
+func (p *pool) wait(ctx context.Context, j job) error {
 	// Counting ourselves as waiting before looking again pairs with park,
 	// which lists its worker before reading waiters.
 	if p.idleHint != nil {
