@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/load"
 )
 
@@ -133,6 +134,9 @@ func plan(opts Options) ([]job, error) {
 			}
 		}
 	}
+	if err := checkModels(opts.Models); err != nil {
+		return nil, err
+	}
 	peers := opts.Peers
 	if len(peers) == 0 {
 		peers = DefaultPeers
@@ -164,6 +168,26 @@ func plan(opts Options) ([]job, error) {
 		return nil, fmt.Errorf("%w: no scenario and model to run", ErrNoRuns)
 	}
 	return jobs, nil
+}
+
+// checkModels parses each executor spec once, so that a typo is one error
+// before anything starts rather than a failed server in every scenario.
+// The executor it builds is shut down at once (a threads:N one has started
+// its N threads by then, which a typo check can afford).
+func checkModels(models []string) error {
+	for _, m := range models {
+		if IsPeer(m) {
+			continue
+		}
+		e, err := loom.Parse(m)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrBadModel, err)
+		}
+		if err := e.Shutdown(context.Background()); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrBadModel, m, err)
+		}
+	}
+	return nil
 }
 
 func newScenarioResult(s *Scenario, p Plan) ScenarioResult {

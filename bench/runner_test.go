@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -74,6 +75,13 @@ func TestRunRejectsUnknownScenario(t *testing.T) {
 	_, err := Run(t.Context(), Options{Scenarios: []string{"no-such"}, Catalogue: testCatalogue()})
 	if err == nil || !strings.Contains(err.Error(), "no-such") {
 		t.Errorf("Run(no-such) = %v; want an error naming it", err)
+	}
+}
+
+func TestRunRejectsBadModel(t *testing.T) {
+	_, err := Run(t.Context(), Options{Models: []string{"virtual", "pol:16"}, Catalogue: testCatalogue()})
+	if !errors.Is(err, ErrBadModel) || !strings.Contains(err.Error(), "pol:16") {
+		t.Errorf("Run(--models virtual,pol:16) = %v; want ErrBadModel naming pol:16", err)
 	}
 }
 
