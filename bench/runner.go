@@ -2,13 +2,16 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/loomrt/loom"
+	"github.com/loomrt/loom/internal/procstat"
 	"github.com/loomrt/loom/load"
 )
 
@@ -88,6 +91,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if m := report.Machine; m.LoadAverage > float64(m.Cores) {
 		report.Notes = append(report.Notes, fmt.Sprintf("the machine was busy when the run started (load average %.1f on %d cores): "+
 			"other processes competed for the CPU, so figures are lower and noisier than on an idle machine", m.LoadAverage, m.Cores))
+	}
+	if _, err := procstat.Read(os.Getpid()); errors.Is(err, procstat.ErrUnsupported) {
+		report.Notes = append(report.Notes, "servers' RSS, OS threads and CPU time are not measured on "+
+			runtime.GOOS+" (they are read from Linux's /proc); the columns show zero")
 	}
 	prog := newProgress(opts.Progress, opts.Terminal, jobs)
 	var current *ScenarioResult
