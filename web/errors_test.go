@@ -125,6 +125,20 @@ func TestHandlerFuncOutsideApp(t *testing.T) {
 	}
 }
 
+func TestHandlerFuncOutsideAppAfterTheResponseBegan(t *testing.T) {
+	// As in an App: an error after the handler wrote is logged, not
+	// appended to the response it already began.
+	mux := http.NewServeMux()
+	mux.Handle("GET /x", web.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		_, _ = io.WriteString(w, "partial")
+		return errors.New("lost the database")
+	}))
+	rec := do(t, mux, "GET", "/x", "")
+	if rec.Code != 200 || rec.Body.String() != "partial" {
+		t.Errorf("got %d %q; want 200 %q", rec.Code, rec.Body.String(), "partial")
+	}
+}
+
 func TestPanicIsA500AndTheServerLives(t *testing.T) {
 	var logs logBuffer
 	app := newApp(t, logs.logger())

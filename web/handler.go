@@ -17,9 +17,21 @@ import (
 // ServeHTTP renders a returned error the way an App does by default.
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// ServeHTTP calls f and renders its error, if any.
+// ServeHTTP calls f and renders its error, if any; an error after f began
+// the response is logged to slog.Default instead, as an App does.
 func (f HandlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := f(w, r); err != nil {
+	if recorded(w) == nil { // outside an App: record what f sends
+		rw := getWriter(w)
+		defer putWriter(rw)
+		w = rw
+	}
+	err := f(w, r)
+	switch {
+	case err == nil:
+	case headerSent(w):
+		slog.Default().LogAttrs(r.Context(), slog.LevelError, "handler error after response began",
+			slog.String("route", r.Pattern), slog.String("error", err.Error()))
+	default:
 		writeError(w, r, err, false, slog.Default())
 	}
 }
