@@ -339,10 +339,10 @@ func (p *pool) handOff(j job) bool {
 	return true
 }
 
-// enqueue hands j to a parked worker if the queue is empty, or else queues
-// it if there is room. It reports whether j was queued, which the caller
-// counts as submitted: a task handed over is counted by the idle stack.
-// The caller is inside the gate.
+// enqueue queues j if there is room, without waiting, and wakes a parked
+// worker for it. It reports whether j was queued, which the caller counts as
+// submitted (hand-offs to a parked worker are handOff's, counted by the idle
+// stack). The caller is inside the gate.
 func (p *pool) enqueue(j job) bool {
 	select {
 	case p.tasks <- j:
