@@ -56,7 +56,6 @@ type core struct {
 	rejected  atomic.Uint64
 	completed atomic.Uint64 // Virtual's and ThreadPerTask's
 	_         [64]byte
-	running   atomic.Int64 // a pool's busy workers
 	peak      atomic.Int64
 	panicked  atomic.Uint64
 	abandoned atomic.Uint64
@@ -157,28 +156,50 @@ func unlist(list *cancelList, entry *cancelEntry, cancel context.CancelCauseFunc
 	cancel(nil)
 }
 
-// count runs t, keeping Running, PeakRunning, Completed and the sampled
+// count runs t, recovering its panic and keeping Completed and the sampled
 // latencies. The bookkeeping after t is deferred so that it also happens when
 // t calls runtime.Goexit (as t.FailNow does in a test), which no recover
-// stops.
+// stops; one deferred call does both jobs, as a second frame and a second
+// defer cost a measurable share of a task's round trip.
 func (c *core) count(ctx context.Context, t Task, admitted int64, done *atomic.Uint64) {
-	var start time.Duration
-	if admitted != 0 {
-		start = time.Since(c.epoch)
-		c.queueWait.Record(start - time.Duration(admitted-1))
-	}
-	defer c.counted(admitted, start, done)
-	c.call(ctx, t)
-}
-
-func (c *core) counted(admitted int64, start time.Duration, done *atomic.Uint64) {
-	if admitted != 0 {
-		c.runTime.Record(time.Since(c.epoch) - start)
-	}
 	if done == nil {
 		done = &c.completed
 	}
+	start := c.started(admitted)
+	defer func() {
+		if v := recover(); v != nil {
+			c.recovered(v)
+		}
+		c.ended(admitted, start, done)
+	}()
+	t(ctx)
+}
+
+// started records the queue wait of a task admitted at admitted (0 if it is
+// not timed) and returns the time it starts.
+func (c *core) started(admitted int64) time.Duration {
+	if admitted == 0 {
+		return 0
+	}
+	start := time.Since(c.epoch)
+	c.queueWait.Record(start - time.Duration(admitted-1))
+	return start
+}
+
+// ended records the run time of a task that started at start, if it is
+// timed, and counts it as completed in done.
+func (c *core) ended(admitted int64, start time.Duration, done *atomic.Uint64) {
+	if admitted != 0 {
+		c.runTime.Record(time.Since(c.epoch) - start)
+	}
 	done.Add(1)
+}
+
+// recovered reports a task's panic: counted, and handed to the panic handler
+// with the stack of the goroutine that recovered it.
+func (c *core) recovered(v any) {
+	c.panicked.Add(1)
+	c.onPanic(c.name, v, debug.Stack())
 }
 
 // observe raises PeakRunning to r if r is higher.
@@ -194,17 +215,6 @@ type tally struct {
 	taken     atomic.Uint64 // jobs the worker took from the queue
 	completed atomic.Uint64 // of which it ran to the end
 	_         [112]byte
-}
-
-// call runs t and recovers its panic.
-func (c *core) call(ctx context.Context, t Task) {
-	defer func() {
-		if v := recover(); v != nil {
-			c.panicked.Add(1)
-			c.onPanic(c.name, v, debug.Stack())
-		}
-	}()
-	t(ctx)
 }
 
 func (c *core) stats() Stats {

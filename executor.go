@@ -74,7 +74,12 @@ type Stats struct {
 
 	Running     int // tasks running now (Virtual, ThreadPerTask: admitted and not yet returned)
 	Queued      int // tasks admitted and waiting to run
-	PeakRunning int // the most tasks ever running at once (Pool, Threads: the most workers busy at once)
+	// PeakRunning is the most tasks ever running at once. For Pool and
+	// Threads it is the most workers busy at once, where a worker is busy
+	// from taking a task until it next finds the queue empty; a worker
+	// between two tasks may count, so it can exceed the tasks that truly
+	// overlapped, but never the number of workers.
+	PeakRunning int
 
 	QueueWait Percentiles // time from admission to start
 	RunTime   Percentiles // time from start to return

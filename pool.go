@@ -7,6 +7,7 @@ import (
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Pool returns an executor with a fixed number of long-lived worker
@@ -14,7 +15,8 @@ import (
 // Tomcat's maxThreads, Akka's fork-join dispatcher).
 //
 // At most workers tasks run at once; tasks wait in FIFO order, so Pool(1)
-// runs tasks one at a time in the order they were admitted.
+// runs tasks one at a time in the order they were admitted (tasks submitted
+// concurrently are admitted in no particular order).
 // Defaults: Queue(workers) and Full(Wait): when every worker is busy and the
 // queue is full, Go and Run wait for room until their context ends
 // (backpressure), which is how a JVM server with a fixed pool queues
@@ -31,10 +33,11 @@ import (
 // A task that calls Run on its own pool waits for a worker like anyone else:
 // if every worker does so at once, none is left to run them.
 // The hot path allocates nothing beyond the caller's closure when the submit
-// context is context.Background: tasks travel by value, Run
-// reuses its completion channels, and each worker counts its tasks on a cache
-// line of its own. A cancellable submit context costs a derived context per
-// task (two allocations), so that Shutdown can cancel it.
+// context is context.Background: tasks travel by value, a Run handed to a
+// parked worker waits on that worker's channel (a queued one on a recycled
+// channel), and each worker counts its tasks on a cache line of its own. A
+// cancellable submit context costs a derived context per task (two
+// allocations), so that Shutdown can cancel it.
 //
 // The workers are started at once and carry the pprof labels
 // executor=<name> and kind=pool. Pool is safe for concurrent use.
@@ -79,12 +82,26 @@ type pool struct {
 	_       [64]byte
 }
 
-// A worker is one of a pool's goroutines: where it counts its tasks, and the
-// channel on which it receives a task while parked in the idle stack.
+// A worker is one of a pool's goroutines: where it counts its tasks, how it
+// receives a task while parked in the idle stack, and how it answers a Run
+// that handed it one.
 type worker struct {
-	tl   *tally
-	in   chan job // capacity 1: whoever pops the worker sends once, without blocking
-	next job      // a task to run before looking for another; owned by the worker
+	tl *tally
+	// Whoever pops the worker off the idle stack owns slot until it
+	// signals in (capacity 1, so the signal never blocks): it leaves a task
+	// there, or nothing to wake the worker. A task waits in slot rather than
+	// travelling through the channel because copying it into and out of a
+	// channel costs a hand-off more than storing it (see park).
+	in   chan struct{}
+	slot job
+	// done carries the result of a Run task handed to this worker to the
+	// Run waiting for it. It is unbuffered, so the worker parks again only
+	// once that Run has its result: a Run that hands the worker its next
+	// task cannot read a result meant for an earlier one.
+	done chan error
+	// busy says whether the worker counts as running in the idle stack's
+	// tally, which gives PeakRunning. Only the worker's goroutine touches it.
+	busy bool
 }
 
 var _ Executor = (*pool)(nil)
@@ -112,6 +129,7 @@ func newPool(kind string, workers int, lock bool, opts []Option) *pool {
 		cfg.full = Wait
 	}
 	p := &pool{lockThread: lock, tasks: make(chan job, cfg.queue), done: make(chan struct{})}
+	p.idle.peak = &p.peak
 	if cfg.queue == 0 {
 		// With a queue, a waiting submitter waits for room in it, and every
 		// worker looks at the queue before it parks: no hint is needed, and
@@ -123,7 +141,7 @@ func newPool(kind string, workers int, lock bool, opts []Option) *pool {
 	p.counts = p.taskCounts
 	p.alive.Store(int64(workers))
 	for i := range workers {
-		go p.work(&worker{tl: &p.tallies[i], in: make(chan job, 1)})
+		go p.work(&worker{tl: &p.tallies[i], in: make(chan struct{}, 1), done: make(chan error)})
 	}
 	return p
 }
@@ -135,115 +153,140 @@ func (p *pool) work(w *worker) {
 		runtime.LockOSThread()
 	}
 	pprof.SetGoroutineLabels(p.labels)
-	// busy says whether this worker counts in p.running. It changes only
-	// when the worker finds the queue empty and must park, so a saturated
-	// pool touches no shared counter between one task and the next.
-	busy := false
-	for {
-		var j job
-		ok := true
-		if w.next.task != nil {
-			j, w.next = w.next, job{}
-		} else {
-			select {
-			case j, ok = <-p.tasks:
-			default:
-				if busy {
-					p.running.Add(-1)
-					busy = false
-				}
-				j, ok = p.park(w)
-			}
-		}
-		if !ok {
-			break
-		}
-		if j.task == nil {
-			continue // a wake-up: look at the queue again
-		}
-		if !busy {
-			p.observe(p.running.Add(1))
-			busy = true
-		}
-		p.runJob(j, w)
-	}
-	// Shut down: the queue is closed; run what is left in it.
-	for j := range p.tasks {
-		if !busy {
-			p.observe(p.running.Add(1))
-			busy = true
-		}
-		p.runJob(j, w)
-	}
-	if busy {
-		p.running.Add(-1)
+	for p.serve(w) {
+		// A task panicked; serve recovered and reported it.
 	}
 	if p.alive.Add(-1) == 0 {
 		close(p.done)
 	}
 }
 
-// park lists w as idle and waits for a task. It returns ok false once the
-// pool is shut down, and a job without a task for a wake-up. It may also
-// leave a second task in w.next.
+// serve runs tasks until the pool is shut down and its queue is empty, and
+// returns false; or until a task panics, and returns true once it has
+// reported the panic. A task that calls runtime.Goexit ends the goroutine:
+// serve then starts a replacement, so the pool keeps its size.
+//
+// One deferred call per serve, rather than one per task, recovers panics and
+// finishes the bookkeeping of a task that did not return: with no defer, no
+// extra frame and no derived context, a task whose submit context is
+// context.Background costs the worker little more than the call.
+func (p *pool) serve(w *worker) (again bool) {
+	var j job // the task running, if any
+	var start time.Duration
+	inline := false // j runs here, not in core.run, which keeps its own books
+	tl := w.tl
+	defer func() {
+		if j.task == nil {
+			return // no task was running: shut down
+		}
+		// Report before answering: a Run returns once its task is
+		// accounted for, panic included.
+		v := recover()
+		if v != nil {
+			p.recovered(v)
+		}
+		if inline {
+			p.ended(j.admitted, start, &tl.completed)
+		}
+		answer(j, nil)
+		if v != nil {
+			again = true
+			return
+		}
+		// runtime.Goexit, which ends this goroutine whatever we do. The
+		// replacement takes over w, still busy.
+		go p.work(w)
+	}()
+	closed := false
+	for {
+		ok := true
+		if closed {
+			// Shut down: run what is left in the queue.
+			j, ok = <-p.tasks
+		} else {
+			// len is only a hint, read without synchronising: park looks
+			// at the queue again, properly, before the worker sleeps.
+			// Skipping an empty queue here saves a channel operation on
+			// every task of a pool that is not saturated.
+			if len(p.tasks) != 0 {
+				select {
+				case j, ok = <-p.tasks:
+				default:
+				}
+			}
+			if ok && j.task == nil {
+				j, ok = p.park(w)
+			}
+			if !ok {
+				closed = true
+				continue
+			}
+		}
+		if !ok {
+			return false
+		}
+		if j.task == nil {
+			continue // a wake-up: look at the queue again
+		}
+		if !w.busy {
+			// Taken from the queue after a wake-up, or at shutdown: the
+			// worker's idle turns are counted under the stack's lock, so its
+			// busy turns are too. A worker that keeps finding tasks queued
+			// stays busy, and a worker handed a task was counted by take.
+			p.idle.working(w)
+		}
+		tl.taken.Add(1)
+		if p.abandoning.Load() {
+			// Un-take before counting as abandoned: see pool.taskCounts.
+			tl.taken.Add(^uint64(0))
+			p.abandoned.Add(1)
+			answer(j, ErrAbandoned)
+			j = job{}
+			continue
+		}
+		if j.ctx == context.Background() {
+			// No values and no cancellation: the pool's own context is an
+			// exact substitute, and a panic comes to the deferred call.
+			start, inline = p.started(j.admitted), true
+			j.task(p.stop)
+			p.ended(j.admitted, start, &tl.completed)
+			inline = false
+		} else {
+			p.run(j.ctx, j.task, j.admitted, &tl.completed)
+		}
+		answer(j, nil)
+		j = job{}
+	}
+}
+
+// answer gives err to the Run waiting for j, if any.
+func answer(j job, err error) {
+	if j.result != nil {
+		j.result <- err
+	}
+}
+
+// park lists w as idle and waits for a task, unless a task is queued: then
+// it returns that task at once. It returns ok false once the pool is shut
+// down, and a job without a task for a wake-up.
 func (p *pool) park(w *worker) (j job, ok bool) {
-	if !p.idle.push(w) {
-		return job{}, false
+	j, listed, ok := p.idle.push(w, p.tasks)
+	if !listed {
+		return j, ok
 	}
 	if p.idleHint != nil && p.waiters.Load() > 0 {
 		hint(p.idleHint)
 	}
-	// A submitter that found no idle worker may have queued a task after
-	// this worker last looked; it looks for idle workers only after
-	// queueing, so one of the two sees the other.
-	select {
-	case j, ok = <-p.tasks:
-		if p.idle.remove(w) {
-			return j, ok
-		}
-		// Popped meanwhile: the popper's task is on its way, and must run
-		// even if the queue was found closed. It waits in w.next, where a
-		// replacement worker finds it if j calls runtime.Goexit.
-		w.next, _ = <-w.in
-		return j, true
-	default:
-	}
-	j, ok = <-w.in
+	_, ok = <-w.in
+	j, w.slot = w.slot, job{}
 	return j, ok
 }
 
-func (p *pool) runJob(j job, w *worker) {
-	tl := w.tl
-	tl.taken.Add(1)
-	if p.abandoning.Load() {
-		// Un-take before counting as abandoned: see pool.taskCounts.
-		tl.taken.Add(^uint64(0))
-		p.abandoned.Add(1)
-		if j.result != nil {
-			j.result <- ErrAbandoned
-		}
-		return
-	}
-	goexit := true
-	defer func() {
-		if goexit {
-			// The task called runtime.Goexit, which ends this goroutine
-			// whatever we do: report completion and start a replacement,
-			// so the pool keeps its size.
-			p.completeJob(j)
-			p.running.Add(-1) // this worker was busy
-			go p.work(w)
-		}
-	}()
-	p.run(j.ctx, j.task, j.admitted, &tl.completed)
-	goexit = false
-	p.completeJob(j)
-}
-
-func (p *pool) completeJob(j job) {
-	if j.result != nil {
-		j.result <- nil
-	}
+// give hands j, or a wake-up if j is empty, to w, which the caller has
+// popped off the idle stack.
+func (w *worker) give(j job) {
+	w.slot = j
+	w.in <- struct{}{}
 }
 
 // Go queues t for a worker; see Pool for when it waits or rejects.
@@ -253,8 +296,17 @@ func (p *pool) Go(ctx context.Context, t Task) error {
 
 // Run hands t to a worker and waits until it returns.
 func (p *pool) Run(ctx context.Context, t Task) error {
+	j := job{ctx: ctx, task: t}
+	if w := p.idleWorker(&j); w != nil {
+		// The worker answers on its own channel: no completion channel
+		// to fetch and return.
+		j.result = w.done
+		w.give(j)
+		return <-w.done
+	}
 	result := results.Get().(chan error)
-	err := p.submit(ctx, job{ctx: ctx, task: t, result: result})
+	j.result = result
+	err := p.queue(ctx, j)
 	if err == nil {
 		err = <-result
 	}
@@ -266,6 +318,11 @@ func (p *pool) submit(ctx context.Context, j job) error {
 	if p.handOff(j) {
 		return nil
 	}
+	return p.queue(ctx, j)
+}
+
+// queue admits j to the queue, or waits or rejects as the Full policy says.
+func (p *pool) queue(ctx context.Context, j job) error {
 	if _, ok := p.gate.enter(); !ok {
 		return ErrClosed
 	}
@@ -299,7 +356,7 @@ func (p *pool) wait(ctx context.Context, j job) error {
 		// ourselves as waiting, and on each hint).
 		if p.idleHint != nil && p.handOff(j) {
 			// One hint may stand for several parked workers: pass it on.
-			if p.waiters.Load() > 1 && p.idle.size.Load() > 0 {
+			if p.waiters.Load() > 1 && p.idle.any() {
 				hint(p.idleHint)
 			}
 			return nil
@@ -327,16 +384,27 @@ func (p *pool) wait(ctx context.Context, j job) error {
 // close its channel: the send cannot panic, and the worker runs the task (or
 // counts it as abandoned) before it exits.
 func (p *pool) handOff(j job) bool {
-	if len(p.tasks) != 0 || p.idle.size.Load() == 0 {
-		return false
-	}
-	w, n := p.idle.take()
+	w := p.idleWorker(&j)
 	if w == nil {
 		return false
 	}
-	j.admitted = p.stamp(n)
-	w.in <- j
+	w.give(j)
 	return true
+}
+
+// idleWorker pops a parked worker for j if the queue is empty, and stamps j
+// as admitted; the caller must then send j to the worker. It returns nil if
+// j must queue.
+func (p *pool) idleWorker(j *job) *worker {
+	if len(p.tasks) != 0 || !p.idle.any() {
+		return nil
+	}
+	w, n := p.idle.take()
+	if w == nil {
+		return nil
+	}
+	j.admitted = p.stamp(n)
+	return w
 }
 
 // enqueue queues j if there is room, without waiting, and wakes a parked
@@ -356,9 +424,9 @@ func (p *pool) enqueue(j job) bool {
 // wakeIdle follows the queueing of a task: a worker may have parked after
 // the submitter looked for one, and must not sleep while the task waits.
 func (p *pool) wakeIdle() {
-	if p.idle.size.Load() > 0 {
+	if p.idle.any() {
 		if w := p.idle.pop(); w != nil {
-			w.in <- job{}
+			w.give(job{})
 		}
 	}
 }
@@ -435,34 +503,68 @@ type idleStack struct {
 	mu      sync.Mutex
 	workers []*worker
 	closed  bool
-	handed  uint64       // tasks handed straight to a worker popped by take
-	size    atomic.Int64 // len(workers), for a look without the lock
+	handed  uint64 // tasks handed straight to a worker popped by take
+	// parked is 1 while workers is not empty, for a look without the lock.
+	// It is written only when that changes: an atomic write costs as much
+	// as the rest of a push, and a pool that is not saturated keeps some
+	// workers parked all the time.
+	parked atomic.Int32
+	// busy counts the workers with a task (see worker.busy), and peak is
+	// where its highest value goes (the pool's PeakRunning). Counting here,
+	// under the lock taken anyway when a worker parks or is handed a task,
+	// costs a pool that is not saturated no atomic operation per task.
+	busy int64
+	peak *atomic.Int64
 }
 
-// push lists w, unless the stack is closed.
-func (s *idleStack) push(w *worker) bool {
+// push lists w as parked, unless the stack is closed (ok false) or a task
+// is waiting in queue: then it takes that task and leaves w unlisted
+// (listed false).
+//
+// The queue is looked at after parked says a worker is parked, with a
+// channel operation, which reads the queue's length atomically: a submitter
+// queues its task and then reads parked to find a worker to wake, so one of
+// the two sees the other and no task sleeps in the queue beside a parked
+// worker (the worker woken may be another: it looks at the queue too).
+// It is looked at under the lock, so that nobody pops w in between: a worker
+// popped after taking a task itself would hold two, the second waiting
+// behind the first where Shutdown cannot count it and Pool(1)'s order does
+// not hold. The queue closes only after the stack, so under the lock, with the
+// stack open, a receive never finds it closed.
+func (s *idleStack) push(w *worker, queue <-chan job) (j job, listed, ok bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	if w.busy {
+		w.busy = false
+		s.busy--
+	}
 	if s.closed {
-		return false
+		s.mu.Unlock()
+		return job{}, false, false
 	}
 	s.workers = append(s.workers, w)
-	s.size.Store(int64(len(s.workers)))
-	return true
+	if len(s.workers) == 1 {
+		s.parked.Store(1)
+	}
+	select {
+	case j = <-queue:
+		s.popLocked() // w, on top
+		s.workingLocked(w)
+		s.mu.Unlock()
+		return j, false, true
+	default:
+	}
+	s.mu.Unlock()
+	return job{}, true, true
 }
+
+// any reports whether a worker is parked, without the lock.
+func (s *idleStack) any() bool { return s.parked.Load() != 0 }
 
 // pop takes the worker on top, or returns nil if none is parked.
 func (s *idleStack) pop() *worker {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := len(s.workers)
-	if n == 0 {
-		return nil
-	}
-	w := s.workers[n-1]
-	s.workers[n-1] = nil
-	s.workers = s.workers[:n-1]
-	s.size.Store(int64(n - 1))
+	w := s.popLocked()
+	s.mu.Unlock()
 	return w
 }
 
@@ -471,18 +573,45 @@ func (s *idleStack) pop() *worker {
 // task's number among those handed over.
 func (s *idleStack) take() (*worker, uint64) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	w := s.popLocked()
+	handed := s.handed
+	if w != nil {
+		s.handed++
+		// w is parked and reads its flag only after the send that
+		// follows, so it is ours to set.
+		s.workingLocked(w)
+	}
+	s.mu.Unlock()
+	return w, handed
+}
+
+// working counts w as busy: it took a task without the stack's help.
+func (s *idleStack) working(w *worker) {
+	s.mu.Lock()
+	s.workingLocked(w)
+	s.mu.Unlock()
+}
+
+func (s *idleStack) workingLocked(w *worker) {
+	w.busy = true
+	s.busy++
+	if s.busy > s.peak.Load() {
+		s.peak.Store(s.busy)
+	}
+}
+
+func (s *idleStack) popLocked() *worker {
 	n := len(s.workers)
 	if n == 0 {
-		return nil, 0
+		return nil
 	}
 	w := s.workers[n-1]
 	s.workers[n-1] = nil
 	s.workers = s.workers[:n-1]
-	s.size.Store(int64(n - 1))
-	handed := s.handed
-	s.handed++
-	return w, handed
+	if n == 1 {
+		s.parked.Store(0)
+	}
+	return w
 }
 
 // handedCount returns how many tasks take has counted.
@@ -492,23 +621,6 @@ func (s *idleStack) handedCount() uint64 {
 	return s.handed
 }
 
-// remove takes w off the stack; it reports false if w was popped first.
-func (s *idleStack) remove(w *worker) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.workers) - 1; i >= 0; i-- {
-		if s.workers[i] == w {
-			last := len(s.workers) - 1
-			copy(s.workers[i:], s.workers[i+1:])
-			s.workers[last] = nil
-			s.workers = s.workers[:last]
-			s.size.Store(int64(last))
-			return true
-		}
-	}
-	return false
-}
-
 // close stops the stack and returns the workers parked on it.
 func (s *idleStack) close() []*worker {
 	s.mu.Lock()
@@ -516,6 +628,6 @@ func (s *idleStack) close() []*worker {
 	s.closed = true
 	ws := s.workers
 	s.workers = nil
-	s.size.Store(0)
+	s.parked.Store(0)
 	return ws
 }
