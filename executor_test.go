@@ -114,31 +114,37 @@ func TestPanicIsRecovered(t *testing.T) {
 }
 
 // TestGoexitKeepsExecutorWhole checks that a task calling runtime.Goexit, as
-// t.FailNow does, is counted as completed, releases its worker or slot, and
-// lets Shutdown finish.
+// t.FailNow does, is counted as completed once, releases its worker or slot,
+// and lets Shutdown finish, whether or not its submit context can be
+// cancelled (the executors take different paths for the two).
 func TestGoexitKeepsExecutorWhole(t *testing.T) {
+	cancellable, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	contexts := map[string]context.Context{"background": context.Background(), "cancellable": cancellable}
 	for _, tc := range everyExecutor {
-		t.Run(tc.kind, func(t *testing.T) {
-			e := tc.make()
-			for range 3 {
-				done := make(chan struct{})
-				if err := e.Go(context.Background(), func(context.Context) {
-					defer close(done)
-					runtime.Goexit()
-				}); err != nil {
-					t.Fatal(err)
+		for name, ctx := range contexts {
+			t.Run(tc.kind+"/"+name, func(t *testing.T) {
+				e := tc.make()
+				for range 3 {
+					done := make(chan struct{})
+					if err := e.Go(ctx, func(context.Context) {
+						defer close(done)
+						runtime.Goexit()
+					}); err != nil {
+						t.Fatal(err)
+					}
+					<-done
 				}
-				<-done
-			}
-			ran := false
-			if err := e.Run(context.Background(), func(context.Context) { ran = true }); err != nil || !ran {
-				t.Fatalf("Run after Goexit = %v, ran %v; want nil, true", err, ran)
-			}
-			shutdown(t, e)
-			if s := e.Stats(); s.Completed != 4 || s.Running != 0 {
-				t.Errorf("Stats completed, running = %d, %d; want 4, 0", s.Completed, s.Running)
-			}
-		})
+				ran := false
+				if err := e.Run(ctx, func(context.Context) { ran = true }); err != nil || !ran {
+					t.Fatalf("Run after Goexit = %v, ran %v; want nil, true", err, ran)
+				}
+				shutdown(t, e)
+				if s := e.Stats(); s.Completed != 4 || s.Running != 0 {
+					t.Errorf("Stats completed, running = %d, %d; want 4, 0", s.Completed, s.Running)
+				}
+			})
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -126,5 +127,74 @@ func TestPoolShutdownRacesSubmitters(t *testing.T) {
 					s.Submitted, s.Completed, s.Abandoned, admitted.Load(), admitted.Load())
 			}
 		})
+	}
+}
+
+// TestPoolKeepsOrderWhileWorkerParks submits tiny tasks one after another
+// to Pool(1), pausing now and then so that the worker keeps alternating
+// between parked (tasks handed to it) and busy (tasks queued). A task handed
+// to the worker while it takes a queued one must not jump ahead of it:
+// tasks submitted one after another run in that order.
+func TestPoolKeepsOrderWhileWorkerParks(t *testing.T) {
+	const tasks = 20000
+	e := Pool(1, Queue(tasks))
+	order := make([]int, 0, tasks) // appended by the one worker only
+	for i := range tasks {
+		if err := e.Go(context.Background(), func(context.Context) { order = append(order, i) }); err != nil {
+			t.Fatalf("Go %d: %v", i, err)
+		}
+		if i%7 == 0 {
+			runtime.Gosched()
+		}
+	}
+	shutdown(t, e)
+	if len(order) != tasks {
+		t.Fatalf("ran %d tasks; want %d", len(order), tasks)
+	}
+	for i, got := range order {
+		if got != i {
+			t.Fatalf("position %d ran task %d; want submission order", i, got)
+		}
+	}
+}
+
+// TestPoolPeakRunning checks PeakRunning against what is known to have run
+// at once, after workers have been replaced (a task calling runtime.Goexit
+// ends its worker's goroutine, and a replacement that counted twice would
+// push the peak past the workers) and tasks have been both handed to parked
+// workers and queued.
+func TestPoolPeakRunning(t *testing.T) {
+	e := Pool(3, Queue(10))
+	for range 3 {
+		done := make(chan struct{})
+		if err := e.Go(context.Background(), func(context.Context) {
+			defer close(done)
+			runtime.Goexit()
+		}); err != nil {
+			t.Fatal(err)
+		}
+		<-done
+	}
+	if err := e.Run(context.Background(), func(context.Context) {}); err != nil {
+		t.Fatal(err)
+	}
+	// One task at a time, but a worker between tasks counts as busy.
+	if got := e.Stats().PeakRunning; got < 1 || got > 3 {
+		t.Errorf("PeakRunning after tasks one at a time = %d; want 1 to 3", got)
+	}
+	b := newBlocker(3 + 5)
+	for range 3 + 5 { // three run, five wait in the queue
+		if err := e.Go(context.Background(), b.task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.waitStarted(t, 3)
+	if s := e.Stats(); s.Running != 3 || s.Queued != 5 || s.PeakRunning != 3 {
+		t.Errorf("Stats running, queued, peak = %d, %d, %d; want 3, 5, 3", s.Running, s.Queued, s.PeakRunning)
+	}
+	close(b.release)
+	shutdown(t, e)
+	if s := e.Stats(); s.Completed != 3+1+8 || s.PeakRunning != 3 {
+		t.Errorf("Stats completed, peak = %d, %d; want 12, 3", s.Completed, s.PeakRunning)
 	}
 }
