@@ -103,3 +103,18 @@ func ExampleFromEnv() {
 	// http limit 500
 	// reports pool 2
 }
+
+// ValidateSpec checks a spec, from a flag or the environment, before
+// anything is built.
+func ExampleValidateSpec() {
+	for _, spec := range []string{"pool:64,queue=1000", "pool:sixty-four"} {
+		if err := loom.ValidateSpec(spec); err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Println(spec, "is valid")
+	}
+	// Output:
+	// pool:64,queue=1000 is valid
+	// parse executor spec "pool:sixty-four": workers: strconv.Atoi: parsing "sixty-four": invalid syntax
+}

@@ -72,8 +72,8 @@ type Stats struct {
 	Panicked  uint64 // tasks that panicked
 	Abandoned uint64 // admitted tasks Shutdown gave up on before they started
 
-	Running     int // tasks running now (Virtual, ThreadPerTask: admitted and not yet returned)
-	Queued      int // tasks admitted and waiting to run
+	Running int // tasks running now (Virtual, ThreadPerTask: admitted and not yet returned)
+	Queued  int // tasks admitted and waiting to run
 	// PeakRunning is the most tasks ever running at once. For Pool and
 	// Threads it is the most workers busy at once, where a worker is busy
 	// from taking a task until it next finds the queue empty; a worker

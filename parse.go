@@ -28,11 +28,27 @@ var kinds = []string{"virtual", "pool", "threads", "thread-per-task", "limit"}
 // spec cannot say, such as Logger and PanicHandler. An error names the bad
 // part: parse executor spec "pool:x": workers: strconv.Atoi: ….
 func Parse(spec string, opts ...Option) (Executor, error) {
-	sp, err := parseSpec(spec, opts)
+	sp, err := checkSpec(spec, opts)
 	if err != nil {
-		return nil, fmt.Errorf("parse executor spec %q: %w", spec, err)
+		return nil, err
 	}
 	return sp.build(), nil
+}
+
+// ValidateSpec returns the error Parse would return for spec, or nil, without
+// building an executor: Parse of "threads:16" starts sixteen OS threads. Use
+// it to check configuration before anything starts.
+func ValidateSpec(spec string) error {
+	_, err := checkSpec(spec, nil)
+	return err
+}
+
+func checkSpec(spec string, opts []Option) (parsedSpec, error) {
+	sp, err := parseSpec(spec, opts)
+	if err != nil {
+		return sp, fmt.Errorf("parse executor spec %q: %w", spec, err)
+	}
+	return sp, nil
 }
 
 // Bounds on the counts a spec may give. A spec often comes from an

@@ -28,6 +28,9 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
+			if err := ValidateSpec(tt.spec); err != nil {
+				t.Errorf("ValidateSpec(%q) = %v; want nil", tt.spec, err)
+			}
 			e, err := Parse(tt.spec)
 			if err != nil {
 				t.Fatalf("Parse(%q): %v", tt.spec, err)
@@ -70,6 +73,9 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
+			if err := ValidateSpec(tt.spec); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ValidateSpec(%q) = %v; want an error containing %q", tt.spec, err, tt.want)
+			}
 			e, err := Parse(tt.spec)
 			if err == nil {
 				shutdown(t, e)
@@ -157,11 +163,19 @@ func FuzzParse(f *testing.F) {
 		kind, _, _ := strings.Cut(strings.TrimSpace(strings.Split(spec, ",")[0]), ":")
 		kind = strings.TrimSpace(kind)
 		sp, err := parseSpec(spec, nil)
+		verr := ValidateSpec(spec)
 		if err != nil {
-			if _, perr := Parse(spec); perr == nil || !strings.HasPrefix(perr.Error(), "parse executor spec ") {
+			_, perr := Parse(spec)
+			if perr == nil || !strings.HasPrefix(perr.Error(), "parse executor spec ") {
 				t.Fatalf("Parse(%q) error = %v; want one starting %q", spec, perr, "parse executor spec ")
 			}
+			if verr == nil || verr.Error() != perr.Error() {
+				t.Fatalf("ValidateSpec(%q) = %v; want Parse's error %v", spec, verr, perr)
+			}
 			return
+		}
+		if verr != nil {
+			t.Fatalf("ValidateSpec(%q) = %v; want nil, as the spec parses", spec, verr)
 		}
 		if sp.kind != kind {
 			t.Fatalf("parseSpec(%q).kind = %q; want %q", spec, sp.kind, kind)

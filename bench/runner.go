@@ -177,21 +177,15 @@ func plan(opts Options) ([]job, error) {
 	return jobs, nil
 }
 
-// checkModels parses each executor spec once, so that a typo is one error
+// checkModels checks each executor spec once, so that a typo is one error
 // before anything starts rather than a failed server in every scenario.
-// The executor it builds is shut down at once (a threads:N one has started
-// its N threads by then, which a typo check can afford).
 func checkModels(models []string) error {
 	for _, m := range models {
 		if IsPeer(m) {
 			continue
 		}
-		e, err := loom.Parse(m)
-		if err != nil {
+		if err := loom.ValidateSpec(m); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadModel, err)
-		}
-		if err := e.Shutdown(context.Background()); err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrBadModel, m, err)
 		}
 	}
 	return nil
