@@ -190,9 +190,14 @@ func (c *core) started(admitted int64) time.Duration {
 // timed, and counts it as completed in done.
 func (c *core) ended(admitted int64, start time.Duration, done *atomic.Uint64) {
 	if admitted != 0 {
-		c.runTime.Record(time.Since(c.epoch) - start)
+		c.timed(start)
 	}
 	done.Add(1)
+}
+
+// timed records the run time of a timed task that started at start.
+func (c *core) timed(start time.Duration) {
+	c.runTime.Record(time.Since(c.epoch) - start)
 }
 
 // recovered reports a task's panic: counted, and handed to the panic handler

@@ -171,7 +171,9 @@ func (p *pool) work(w *worker) {
 // extra frame and no derived context, a task whose submit context is
 // context.Background costs the worker little more than the call.
 func (p *pool) serve(w *worker) (again bool) {
-	var j job // the task running, if any
+	// The task running, if any, is the one in w's slot: a task taken from
+	// the queue goes there too, so none is copied on its way to running.
+	j := &w.slot
 	var start time.Duration
 	inline := false // j runs here, not in core.run, which keeps its own books
 	tl := w.tl
@@ -179,6 +181,8 @@ func (p *pool) serve(w *worker) (again bool) {
 		if j.task == nil {
 			return // no task was running: shut down
 		}
+		done := *j
+		*j = job{}
 		// Report before answering: a Run returns once its task is
 		// accounted for, panic included.
 		v := recover()
@@ -186,9 +190,12 @@ func (p *pool) serve(w *worker) (again bool) {
 			p.recovered(v)
 		}
 		if inline {
-			p.ended(j.admitted, start, &tl.completed)
+			if done.admitted != 0 {
+				p.timed(start)
+			}
+			tl.completed.Add(1)
 		}
-		answer(j, nil)
+		answer(&done, nil)
 		if v != nil {
 			again = true
 			return
@@ -202,7 +209,7 @@ func (p *pool) serve(w *worker) (again bool) {
 		ok := true
 		if closed {
 			// Shut down: run what is left in the queue.
-			j, ok = <-p.tasks
+			*j, ok = <-p.tasks
 		} else {
 			// len is only a hint, read without synchronising: park looks
 			// at the queue again, properly, before the worker sleeps.
@@ -210,12 +217,12 @@ func (p *pool) serve(w *worker) (again bool) {
 			// every task of a pool that is not saturated.
 			if len(p.tasks) != 0 {
 				select {
-				case j, ok = <-p.tasks:
+				case *j, ok = <-p.tasks:
 				default:
 				}
 			}
 			if ok && j.task == nil {
-				j, ok = p.park(w)
+				ok = p.park(w)
 			}
 			if !ok {
 				closed = true
@@ -241,45 +248,50 @@ func (p *pool) serve(w *worker) (again bool) {
 			tl.taken.Add(^uint64(0))
 			p.abandoned.Add(1)
 			answer(j, ErrAbandoned)
-			j = job{}
+			*j = job{}
 			continue
 		}
 		if j.ctx == context.Background() {
 			// No values and no cancellation: the pool's own context is an
 			// exact substitute, and a panic comes to the deferred call.
-			start, inline = p.started(j.admitted), true
+			inline = true
+			if j.admitted != 0 {
+				start = p.started(j.admitted)
+			}
 			j.task(p.stop)
-			p.ended(j.admitted, start, &tl.completed)
+			if j.admitted != 0 {
+				p.timed(start)
+			}
+			tl.completed.Add(1)
 			inline = false
 		} else {
 			p.run(j.ctx, j.task, j.admitted, &tl.completed)
 		}
 		answer(j, nil)
-		j = job{}
+		*j = job{}
 	}
 }
 
 // answer gives err to the Run waiting for j, if any.
-func answer(j job, err error) {
+func answer(j *job, err error) {
 	if j.result != nil {
 		j.result <- err
 	}
 }
 
 // park lists w as idle and waits for a task, unless a task is queued: then
-// it returns that task at once. It returns ok false once the pool is shut
-// down, and a job without a task for a wake-up.
-func (p *pool) park(w *worker) (j job, ok bool) {
-	j, listed, ok := p.idle.push(w, p.tasks)
+// it takes that task at once. The task, if any, is left in w's slot; a
+// wake-up leaves it empty. It returns false once the pool is shut down.
+func (p *pool) park(w *worker) bool {
+	listed, ok := p.idle.push(w, p.tasks)
 	if !listed {
-		return j, ok
+		return ok
 	}
 	if p.idleHint != nil && p.waiters.Load() > 0 {
 		hint(p.idleHint)
 	}
 	_, ok = <-w.in
-	j, w.slot = w.slot, job{}
-	return j, ok
+	return ok
 }
 
 // give hands j, or a wake-up if j is empty, to w, which the caller has
@@ -518,8 +530,8 @@ type idleStack struct {
 }
 
 // push lists w as parked, unless the stack is closed (ok false) or a task
-// is waiting in queue: then it takes that task and leaves w unlisted
-// (listed false).
+// is waiting in queue: then it takes that task into w's slot and leaves w
+// unlisted (listed false).
 //
 // The queue is looked at after parked says a worker is parked, with a
 // channel operation, which reads the queue's length atomically: a submitter
@@ -531,7 +543,7 @@ type idleStack struct {
 // behind the first where Shutdown cannot count it and Pool(1)'s order does
 // not hold. The queue closes only after the stack, so under the lock, with the
 // stack open, a receive never finds it closed.
-func (s *idleStack) push(w *worker, queue <-chan job) (j job, listed, ok bool) {
+func (s *idleStack) push(w *worker, queue <-chan job) (listed, ok bool) {
 	s.lock()
 	if w.busy {
 		w.busy = false
@@ -539,22 +551,22 @@ func (s *idleStack) push(w *worker, queue <-chan job) (j job, listed, ok bool) {
 	}
 	if s.closed {
 		s.mu.Unlock()
-		return job{}, false, false
+		return false, false
 	}
 	s.workers = append(s.workers, w)
 	if len(s.workers) == 1 {
 		s.parked.Store(1)
 	}
 	select {
-	case j = <-queue:
+	case w.slot = <-queue:
 		s.popLocked() // w, on top
 		s.workingLocked(w)
 		s.mu.Unlock()
-		return j, false, true
+		return false, true
 	default:
 	}
 	s.mu.Unlock()
-	return job{}, true, true
+	return true, true
 }
 
 // lock takes mu. Submitters and parking workers hold it for a few
@@ -566,7 +578,13 @@ func (s *idleStack) push(w *worker, queue <-chan job) (j job, listed, ok bool) {
 // alternating runs). A holder that is descheduled meanwhile costs the caller
 // the 64 tries before it sleeps in Lock.
 func (s *idleStack) lock() {
-	for range 64 {
+	if !s.mu.TryLock() {
+		s.lockSlow()
+	}
+}
+
+func (s *idleStack) lockSlow() {
+	for range 63 {
 		if s.mu.TryLock() {
 			return
 		}
