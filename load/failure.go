@@ -18,6 +18,10 @@ const (
 	failRead
 	failWrite
 	failReset
+	// failClosed: the server closed the connection (a clean close, not a
+	// reset) after the request was written and before any byte of its
+	// response, and the request was not sent again (see exchange).
+	failClosed
 	failStatus
 	failBody
 	// aborted: the run ended while the request was in flight. Such requests
@@ -40,6 +44,8 @@ func (e *Errors) add(f failure) {
 		e.Write++
 	case failReset:
 		e.Reset++
+	case failClosed:
+		e.Closed++
 	case failStatus:
 		e.Status++
 	case failBody:
@@ -55,6 +61,7 @@ func (e *Errors) merge(o Errors) {
 	e.Read += o.Read
 	e.Write += o.Write
 	e.Reset += o.Reset
+	e.Closed += o.Closed
 	e.Status += o.Status
 	e.Body += o.Body
 }
@@ -91,7 +98,8 @@ func isReset(err error) bool {
 
 // closedByPeer reports whether err, on a connection that had served requests
 // before and before any byte of the response arrived, means the server closed
-// the idle connection: the request should go again on a fresh one.
+// the idle connection: the request may go again on a fresh one, if it is
+// replayable or was not written at all.
 func closedByPeer(err error) bool {
 	return err == io.EOF || isReset(err)
 }

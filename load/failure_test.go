@@ -2,8 +2,10 @@ package load
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -39,5 +41,42 @@ func TestClassifyDial(t *testing.T) {
 		if got := classifyDial(tc.err); got != tc.want {
 			t.Errorf("classifyDial(%v) = %d; want %d", tc.err, got, tc.want)
 		}
+	}
+}
+
+func TestEveryFailureKindIsCounted(t *testing.T) {
+	// Each kind between ok and aborted lands in its own Errors field, and
+	// Total, merge and the JSON encoding see every field: a kind added
+	// later cannot be dropped from one of them unnoticed.
+	var e Errors
+	for f := ok + 1; f < aborted; f++ {
+		e.add(f)
+	}
+	fields := reflect.ValueOf(e)
+	if got, want := fields.NumField(), int(aborted-ok-1); got != want {
+		t.Fatalf("Errors has %d fields; want one per failure kind, %d", got, want)
+	}
+	for i := range fields.NumField() {
+		if got := fields.Field(i).Int(); got != 1 {
+			t.Errorf("Errors.%s = %d after adding every kind once; want 1", fields.Type().Field(i).Name, got)
+		}
+	}
+	if got, want := e.Total(), int64(aborted-ok-1); got != want {
+		t.Errorf("Total() = %d; want %d", got, want)
+	}
+	e.merge(e)
+	if got, want := e.Total(), 2*int64(aborted-ok-1); got != want {
+		t.Errorf("Total() after merging with itself = %d; want %d", got, want)
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Errors
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back != e {
+		t.Errorf("JSON round trip of %s = %+v; want %+v", b, back, e)
 	}
 }

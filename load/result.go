@@ -79,6 +79,15 @@ type Result struct {
 }
 
 // Errors counts failed requests by cause.
+//
+// A request is never sent twice unless that is harmless: when a reused
+// keep-alive connection turns out closed before any byte of the response
+// arrived (the server closed it as idle, most likely), only a GET, HEAD,
+// OPTIONS or TRACE request, or one with an Idempotency-Key or
+// X-Idempotency-Key header, goes again, once, on a new connection, and then
+// counts as a reconnect rather than an error. Any other request counts as
+// Closed (or Reset, if the server reset the connection): the server may
+// have processed it.
 type Errors struct {
 	Connect int64 `json:"connect"` // connection attempt failed (not refused), its timeout included
 	Refused int64 `json:"refused"` // connection refused
@@ -86,13 +95,14 @@ type Errors struct {
 	Read    int64 `json:"read"`    // reading or parsing the response failed
 	Write   int64 `json:"write"`   // writing the request failed
 	Reset   int64 `json:"reset"`   // the peer reset the connection
+	Closed  int64 `json:"closed"`  // the server closed the connection before any byte of the response; not sent again
 	Status  int64 `json:"status"`  // the status code was not expected
 	Body    int64 `json:"body"`    // the body lacked Config.ExpectBody
 }
 
 // Total returns the sum of all causes.
 func (e Errors) Total() int64 {
-	return e.Connect + e.Refused + e.Timeout + e.Read + e.Write + e.Reset + e.Status + e.Body
+	return e.Connect + e.Refused + e.Timeout + e.Read + e.Write + e.Reset + e.Closed + e.Status + e.Body
 }
 
 // Latency summarises a latency histogram.

@@ -23,7 +23,7 @@ func TestWriteTextGolden(t *testing.T) {
 	closed.Sent = 1010
 	closed.Bytes = 123456
 	closed.Connects, closed.Reconnects = 70, 6
-	closed.Errors = Errors{Status: 5, Timeout: 2}
+	closed.Errors = Errors{Status: 5, Timeout: 2, Closed: 1}
 	closed.Status = map[int]int64{200: 1000, 503: 5}
 	closed.countNon2xx()
 	closed.Limits = []string{"10000 connections asked for but the file descriptor limit is 1024"}

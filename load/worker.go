@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"sync/atomic"
 	"time"
@@ -107,8 +108,13 @@ func (w *worker) closeAll() {
 	}
 }
 
-// exchange sends target i and reads its response, reconnecting once if the
-// server had closed the idle keep-alive connection.
+// exchange sends target i and reads its response. If a reused keep-alive
+// connection turns out closed before any byte of the response arrived, the
+// request goes again once on a new connection, as net/http does, provided
+// sending it twice is harmless: none of it was written, or it is replayable
+// (see replayable). Otherwise its failure is counted (failClosed for a clean
+// close), so that a benchmark of POSTs never counts one request where the
+// server processed two.
 func (w *worker) exchange(i int, now time.Time) (failure, int) {
 	req := &w.r.reqs[i]
 	c := &w.conns[req.addrIndex]
@@ -129,8 +135,9 @@ func (w *worker) exchange(i int, now time.Time) (failure, int) {
 }
 
 // try makes one attempt on an open connection. retry reports that the
-// connection was found closed before any byte of a response arrived; written
-// that the request was written.
+// connection was found closed by the server before any byte of a response
+// arrived and that sending req again cannot repeat its effect on the server;
+// written that the request was written.
 func (w *worker) try(c *clientConn, req *request, now time.Time) (f failure, status int, retry, written bool) {
 	r := w.r
 	if r.timeout > 0 {
@@ -139,17 +146,28 @@ func (w *worker) try(c *clientConn, req *request, now time.Time) (f failure, sta
 	if r.stopped.Load() { // checked after SetDeadline, so a stop cannot be overwritten
 		return aborted, 0, false, false
 	}
-	if _, err := c.nc.Write(req.raw); err != nil {
-		return w.fail(c, err, failWrite), 0, closedByPeer(err), false
+	if n, err := c.nc.Write(req.raw); err != nil {
+		// Nothing written, nothing the server could have acted on. A
+		// partial write of a request that is not replayable does not go
+		// again: the server may act on a head before the body is complete.
+		retry = closedByPeer(err) && (n == 0 || req.replayable)
+		return w.fail(c, err, failWrite), 0, retry, false
 	}
 	var h responseHead
 	n, err := readHead(c.br, &h)
 	w.bytes += n
 	if err != nil {
-		if n == 0 && closedByPeer(err) {
-			retry = true
+		def := failRead
+		if n == 0 {
+			// Not a byte of a response. If the server closed the
+			// connection, the request had reached it: it may have been
+			// processed.
+			retry = closedByPeer(err) && req.replayable
+			if err == io.EOF {
+				def = failClosed
+			}
 		}
-		return w.fail(c, err, failRead), 0, retry, true
+		return w.fail(c, err, def), 0, retry, true
 	}
 	var keep *[]byte
 	if r.expectBody != nil {
