@@ -18,7 +18,8 @@ const MinCompressSize = 1024
 
 // Compress is a decorator that compresses responses with gzip, or deflate
 // when the client accepts only that, as chosen by Accept-Encoding (q=0
-// refuses an encoding). It leaves alone bodies under MinCompressSize,
+// refuses an encoding, and so does a q-value that is not a number from 0
+// to 1, NaN included). It leaves alone bodies under MinCompressSize,
 // responses that already have a Content-Encoding, already-compressed media
 // (images, video, archives, …), range responses, and responses without a
 // body; it always sets Vary: Accept-Encoding. Use it
@@ -53,9 +54,7 @@ func negotiate(header string) string {
 		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		q := 1.0
 		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				q = f
-			}
+			q = qvalue(v)
 		}
 		switch strings.ToLower(strings.TrimSpace(name)) {
 		case "gzip", "x-gzip":
@@ -79,6 +78,19 @@ func negotiate(header string) string {
 		return "deflate"
 	}
 	return ""
+}
+
+// qvalue reads the weight after "q=". RFC 9110 allows 0 to 1; anything
+// else ("abc", "NaN", "Inf", "-1", "2") counts as 0 and so refuses the
+// encoding: compression is optional, and a weight that does not parse is
+// no clear consent to it. Left as NaN, a weight would also make every
+// comparison in negotiate false, so that one bad entry could veto a good one.
+func qvalue(s string) float64 {
+	q, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(q >= 0 && q <= 1) { // NaN fails both comparisons
+		return 0
+	}
+	return q
 }
 
 var (

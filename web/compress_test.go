@@ -44,6 +44,15 @@ func TestCompress(t *testing.T) {
 		{"/big", "deflate", "deflate", 200, big},
 		{"/big", "gzip;q=0.5, deflate;q=0.9", "deflate", 200, big},
 		{"/big", "gzip;q=0, deflate;q=0", "", 200, big},
+		// A q-value that is not a number from 0 to 1 refuses its encoding
+		// and leaves the others' choice alone (NaN compared false with all).
+		{"/big", "gzip;q=0.5, deflate;q=NaN", "gzip", 200, big},
+		{"/big", "deflate;q=NaN, gzip;q=0.5", "gzip", 200, big},
+		{"/big", "gzip;q=NaN", "", 200, big},
+		{"/big", "gzip;q=Inf, deflate;q=0.1", "deflate", 200, big},
+		{"/big", "gzip;q=-1, *;q=0.5", "deflate", 200, big},
+		{"/big", "gzip;q=2, deflate", "deflate", 200, big},
+		{"/big", "gzip;q=abc", "", 200, big},
 		{"/big", "*", "gzip", 200, big},
 		{"/big", "br", "", 200, big},
 		{"/big", "", "", 200, big},

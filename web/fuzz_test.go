@@ -1,8 +1,12 @@
 package web_test
 
 import (
+	"errors"
+	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -87,10 +91,36 @@ func FuzzReadJSON(f *testing.F) {
 	})
 }
 
+// FuzzFloatParams feeds arbitrary text to ParamFloat and QueryFloat: the
+// result is a finite number, or a 400 that quotes the text; never NaN or ±Inf.
+func FuzzFloatParams(f *testing.F) {
+	for _, seed := range []string{"1.5", "-0", "NaN", "-Inf", "infinity", "1e400", "0x1p-2", "1_000", "", " 1", "\xff"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.URL.RawQuery = url.Values{"x": {s}}.Encode()
+		req.SetPathValue("x", s)
+		for name, parse := range map[string]func() (float64, error){
+			"ParamFloat": func() (float64, error) { return web.ParamFloat(req, "x") },
+			"QueryFloat": func() (float64, error) { return web.QueryFloat(req, "x", 0) },
+		} {
+			v, err := parse()
+			var e *web.Error
+			switch {
+			case err == nil && (math.IsNaN(v) || math.IsInf(v, 0)):
+				t.Errorf("%s(%q) = %v; want a finite number or an error", name, s, v)
+			case err != nil && (!errors.As(err, &e) || e.Status != http.StatusBadRequest || !strings.Contains(e.Message, fmt.Sprintf("%q", s))):
+				t.Errorf("%s(%q): got error %v; want a 400 quoting the value", name, s, err)
+			}
+		}
+	})
+}
+
 // FuzzAcceptEncoding checks that any Accept-Encoding header yields a
 // response that is identity, gzip or deflate, with the body intact.
 func FuzzAcceptEncoding(f *testing.F) {
-	for _, seed := range []string{"gzip", "deflate;q=0.5, gzip;q=0", "*;q=0", "gzip;q=abc", ",,;", "GZIP"} {
+	for _, seed := range []string{"gzip", "deflate;q=0.5, gzip;q=0", "*;q=0", "gzip;q=abc", ",,;", "GZIP", "gzip;q=NaN, deflate;q=0.5"} {
 		f.Add(seed)
 	}
 	big := strings.Repeat("x", 4096)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 )
@@ -33,14 +34,34 @@ func ParamInt64(r *http.Request, name string) (int64, error) {
 }
 
 // ParamFloat returns the path parameter name as a float64, or a 400 *Error
-// naming the parameter.
+// naming the parameter. Only finite numbers are accepted: "NaN", "Inf",
+// "-Inf", "infinity" and values beyond the range of a float64 (1e400) are
+// refused.
 func ParamFloat(r *http.Request, name string) (float64, error) {
 	s := r.PathValue(name)
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, badRequest("path parameter %q: %q is not a number", name, s)
+	v, not := parseFloat(s)
+	if not != "" {
+		return 0, badRequest("path parameter %q: %q is not %s", name, s, not)
 	}
 	return v, nil
+}
+
+// parseFloat parses s as strconv.ParseFloat does, but only into a finite
+// number. ParseFloat also reads "NaN" and "Inf" (any case, signed, or spelt
+// "infinity") and turns a value beyond float64's range into ±Inf: numbers no
+// handler expects, which slip through comparisons (NaN < x and NaN >= x are
+// both false) and poison arithmetic. On failure, not says what s is not, for
+// the error message; it is "" on success.
+func parseFloat(s string) (v float64, not string) {
+	v, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err == nil && !math.IsNaN(v) && !math.IsInf(v, 0):
+		return v, ""
+	case err != nil && !math.IsInf(v, 0): // a syntax error; out of range gives ±Inf
+		return 0, "a number"
+	default:
+		return 0, "a finite number"
+	}
 }
 
 // ParamBool returns the path parameter name as a bool (1, t, true, 0, f,

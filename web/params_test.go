@@ -59,6 +59,17 @@ func TestTypedPathParams(t *testing.T) {
 		{"/bool/maybe", 400, `path parameter "v": "maybe" is not a boolean` + "\n"},
 		{"/float/1.25", 200, "2.5"},
 		{"/float/one", 400, `path parameter "v": "one" is not a number` + "\n"},
+		{"/float/-0.5e1", 200, "-10"},
+		// strconv.ParseFloat reads these; a parameter must be a finite number.
+		{"/float/NaN", 400, `path parameter "v": "NaN" is not a finite number` + "\n"},
+		{"/float/nan", 400, `path parameter "v": "nan" is not a finite number` + "\n"},
+		{"/float/Inf", 400, `path parameter "v": "Inf" is not a finite number` + "\n"},
+		{"/float/+Inf", 400, `path parameter "v": "+Inf" is not a finite number` + "\n"},
+		{"/float/-Inf", 400, `path parameter "v": "-Inf" is not a finite number` + "\n"},
+		{"/float/infinity", 400, `path parameter "v": "infinity" is not a finite number` + "\n"},
+		{"/float/-Infinity", 400, `path parameter "v": "-Infinity" is not a finite number` + "\n"},
+		{"/float/1e400", 400, `path parameter "v": "1e400" is not a finite number` + "\n"},
+		{"/float/-1e400", 400, `path parameter "v": "-1e400" is not a finite number` + "\n"},
 	}
 	for _, tt := range tests {
 		rec := do(t, app, "GET", tt.target, "")
@@ -106,6 +117,12 @@ func TestQueryParams(t *testing.T) {
 		{"/search", 400, `query parameter "q" is required` + "\n"},
 		{"/search?q=go&page=two", 400, `query parameter "page": "two" is not an integer` + "\n"},
 		{"/search?q=go&ratio=half", 400, `query parameter "ratio": "half" is not a number` + "\n"},
+		{"/search?q=go&ratio=1e-3", 200, `q=go page=1 ratio=0.001 verbose=false sort=name tags= opt="" raw=q=go&ratio=1e-3`},
+		{"/search?q=go&ratio=NaN", 400, `query parameter "ratio": "NaN" is not a finite number` + "\n"},
+		{"/search?q=go&ratio=%2BInf", 400, `query parameter "ratio": "+Inf" is not a finite number` + "\n"},
+		{"/search?q=go&ratio=-inf", 400, `query parameter "ratio": "-inf" is not a finite number` + "\n"},
+		{"/search?q=go&ratio=Infinity", 400, `query parameter "ratio": "Infinity" is not a finite number` + "\n"},
+		{"/search?q=go&ratio=2e308", 400, `query parameter "ratio": "2e308" is not a finite number` + "\n"},
 	}
 	for _, tt := range tests {
 		rec := do(t, app, "GET", tt.target, "")

@@ -43,11 +43,19 @@ func QueryInt(r *http.Request, name string, def int) (int, error) {
 	return queryParse(r.URL.Query(), name, def, "an integer", strconv.Atoi)
 }
 
-// QueryFloat is QueryInt for float64 values.
+// QueryFloat is QueryInt for float64 values. As with ParamFloat, only
+// finite numbers are accepted: "NaN", "Inf" and out-of-range values such as
+// 1e400 are a 400 *Error naming the parameter, not a value.
 func QueryFloat(r *http.Request, name string, def float64) (float64, error) {
-	return queryParse(r.URL.Query(), name, def, "a number", func(s string) (float64, error) {
-		return strconv.ParseFloat(s, 64)
-	})
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	v, not := parseFloat(s)
+	if not != "" {
+		return def, badRequest("query parameter %q: %q is not %s", name, s, not)
+	}
+	return v, nil
 }
 
 // QueryBool is QueryInt for bool values (as strconv.ParseBool). A parameter
