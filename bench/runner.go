@@ -327,6 +327,7 @@ func describeErrors(res *load.Result) string {
 	add(e.Connect, "connect errors")
 	add(e.Read, "read errors")
 	add(e.Write, "write errors")
+	add(e.Closed, "closed before a response (not re-sent)")
 	if len(parts) == 0 {
 		return "no errors"
 	}

@@ -2,8 +2,11 @@ package bench
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/loomrt/loom/load"
 )
 
 func TestRunReportsWhatHappened(t *testing.T) {
@@ -103,6 +106,27 @@ func TestPlanAddsPeersOnlyWhereTheyServe(t *testing.T) {
 		}
 		if got := peersBy[s.Name]; got != want {
 			t.Errorf("%s: %d peer runs; want %d", s.Name, got, want)
+		}
+	}
+}
+
+// TestDescribeErrorsNamesEveryKind sets each error kind of load.Errors alone,
+// by reflection, so that a kind added to the load package cannot be reported
+// as "no errors".
+func TestDescribeErrorsNamesEveryKind(t *testing.T) {
+	kinds := reflect.TypeFor[load.Errors]()
+	for i := range kinds.NumField() {
+		f := kinds.Field(i)
+		if f.Type.Kind() != reflect.Int64 {
+			continue
+		}
+		res := &load.Result{}
+		reflect.ValueOf(&res.Errors).Elem().Field(i).SetInt(3)
+		if res.Errors.Total() != 3 {
+			t.Fatalf("load.Errors.Total() ignores %s", f.Name)
+		}
+		if got := describeErrors(res); got == "no errors" || !strings.Contains(got, "3") {
+			t.Errorf("describeErrors with %s = 3: %q; want the kind described", f.Name, got)
 		}
 	}
 }
