@@ -544,7 +544,9 @@ type idleStack struct {
 // not hold. The queue closes only after the stack, so under the lock, with the
 // stack open, a receive never finds it closed.
 func (s *idleStack) push(w *worker, queue <-chan job) (listed, ok bool) {
-	s.lock()
+	if !s.mu.TryLock() { // s.lock, open-coded on the two hottest paths
+		s.lockSlow()
+	}
 	if w.busy {
 		w.busy = false
 		s.busy--
@@ -607,7 +609,9 @@ func (s *idleStack) pop() *worker {
 // as submitted: it returns the worker, or nil if none is parked, and the
 // task's number among those handed over.
 func (s *idleStack) take() (*worker, uint64) {
-	s.lock()
+	if !s.mu.TryLock() { // s.lock, open-coded on the two hottest paths
+		s.lockSlow()
+	}
 	w := s.popLocked()
 	handed := s.handed
 	if w != nil {
