@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -23,9 +24,16 @@ func Cookie(r *http.Request, name string) (string, error) {
 // and SameSite=Lax unless c sets them, and Secure when c sets it or the
 // request came over TLS (or says so in X-Forwarded-Proto). A zero MaxAge
 // means a session cookie. For a cookie scripts must read, call
-// http.SetCookie directly. An invalid cookie (bad name or value) is dropped
-// by net/http, which logs it.
-func SetCookie(w http.ResponseWriter, r *http.Request, c *http.Cookie) {
+// http.SetCookie directly.
+//
+// An invalid cookie (a name that is not a token, a byte a cookie value or
+// path cannot hold, a bad domain or expiry, Partitioned without Secure),
+// which http.SetCookie would drop or alter with no more than a log line, is
+// not sent: SetCookie writes nothing and returns an error naming the cookie
+// and what is wrong with it, as (*http.Cookie).Valid reports it. Returned
+// from a handler, it is a 500 (the server built a bad cookie) with the
+// reason logged.
+func SetCookie(w http.ResponseWriter, r *http.Request, c *http.Cookie) error {
 	cookie := *c
 	if cookie.Path == "" {
 		cookie.Path = "/"
@@ -37,15 +45,24 @@ func SetCookie(w http.ResponseWriter, r *http.Request, c *http.Cookie) {
 		cookie.Secure = true
 	}
 	cookie.HttpOnly = true
-	http.SetCookie(w, &cookie)
+	return writeCookie(w, &cookie)
 }
 
 // DeleteCookie tells the client to drop the cookie name (at path "/" unless
-// path is given).
-func DeleteCookie(w http.ResponseWriter, name string, path ...string) {
+// path is given). Like SetCookie, it writes nothing and returns an error
+// naming the cookie when the name or path is invalid.
+func DeleteCookie(w http.ResponseWriter, name string, path ...string) error {
 	p := "/"
 	if len(path) > 0 {
 		p = path[0]
 	}
-	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: p, MaxAge: -1, Expires: time.Unix(0, 0)})
+	return writeCookie(w, &http.Cookie{Name: name, Value: "", Path: p, MaxAge: -1, Expires: time.Unix(0, 0)})
+}
+
+func writeCookie(w http.ResponseWriter, c *http.Cookie) error {
+	if err := c.Valid(); err != nil {
+		return fmt.Errorf("set cookie %q: %w", c.Name, err)
+	}
+	http.SetCookie(w, c)
+	return nil
 }

@@ -184,8 +184,7 @@ func TestDefaultBodyLimit(t *testing.T) {
 func TestCookies(t *testing.T) {
 	app := newApp(t)
 	app.Post("/login", func(w http.ResponseWriter, r *http.Request) error {
-		web.SetCookie(w, r, &http.Cookie{Name: "session", Value: "abc123", MaxAge: 3600})
-		return nil
+		return web.SetCookie(w, r, &http.Cookie{Name: "session", Value: "abc123", MaxAge: 3600})
 	})
 	app.Get("/me", func(w http.ResponseWriter, r *http.Request) error {
 		v, err := web.Cookie(r, "session")
@@ -196,8 +195,7 @@ func TestCookies(t *testing.T) {
 		return err
 	})
 	app.Post("/logout", func(w http.ResponseWriter, r *http.Request) error {
-		web.DeleteCookie(w, "session")
-		return nil
+		return web.DeleteCookie(w, "session")
 	})
 
 	req := httptest.NewRequest("POST", "/login", nil)
