@@ -62,6 +62,29 @@ func ExampleJSON() {
 	// 400 {"error":"malformed JSON: unexpected end of body"}
 }
 
+func ExampleDisallowUnknownFields() {
+	type transfer struct {
+		To     string `json:"to"`
+		Cents  int    `json:"cents"`
+		DryRun bool   `json:"dry_run"`
+	}
+	app := web.MustNew(web.WithExecutor(loom.Virtual()))
+	app.Post("/transfers", web.JSON(func(r *http.Request, in transfer) (transfer, error) {
+		return in, nil // a real handler would move the money unless in.DryRun
+	}, web.DisallowUnknownFields()))
+
+	for _, body := range []string{`{"to":"ann","cents":500,"dry_run":true}`, `{"to":"ann","cents":500,"dryrun":true}`} {
+		req := httptest.NewRequest("POST", "/transfers", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, req)
+		fmt.Print(rec.Code, " ", rec.Body.String())
+	}
+	// Output:
+	// 200 {"to":"ann","cents":500,"dry_run":true}
+	// 400 {"error":"unknown JSON field \"dryrun\""}
+}
+
 func ExampleParamInt() {
 	app := web.MustNew(web.WithExecutor(loom.Virtual()))
 	app.Get("/items/{id}", func(w http.ResponseWriter, r *http.Request) error {

@@ -75,18 +75,22 @@ func FuzzStaticPath(f *testing.F) {
 	})
 }
 
-// FuzzReadJSON feeds arbitrary bodies to a JSON handler: the answer is a
-// success or a 4xx, never a 500 or a panic.
+// FuzzReadJSON feeds arbitrary bodies to JSON handlers, lenient and strict:
+// the answer is a success or a 4xx, never a 500 or a panic.
 func FuzzReadJSON(f *testing.F) {
-	for _, seed := range []string{`{"text":"a"}`, `{"text":`, `[]`, `null`, `{"text":1}`, `{} {}`, "\xff"} {
+	for _, seed := range []string{`{"text":"a"}`, `{"text":`, `[]`, `null`, `{"text":1}`, `{} {}`, "\xff", `{"text":"a","x":1}`, `{"\u00e9":1}`} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		app := newApp(t, web.BodyLimit(1<<10))
-		app.Post("/", web.JSON(func(r *http.Request, in todo) (todo, error) { return in, nil }))
-		rec := do(t, app, "POST", "/", body)
-		if rec.Code != 200 && (rec.Code < 400 || rec.Code >= 500) {
-			t.Errorf("body %q: got status %d %q", body, rec.Code, rec.Body.String())
+		same := func(r *http.Request, in todo) (todo, error) { return in, nil }
+		app.Post("/", web.JSON(same))
+		app.Post("/strict", web.JSON(same, web.DisallowUnknownFields()))
+		for _, target := range []string{"/", "/strict"} {
+			rec := do(t, app, "POST", target, body)
+			if rec.Code != 200 && (rec.Code < 400 || rec.Code >= 500) {
+				t.Errorf("POST %s body %q: got status %d %q", target, body, rec.Code, rec.Body.String())
+			}
 		}
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
+	"strings"
 )
 
 // Empty is the input type of a JSON handler that reads no body.
@@ -27,16 +29,46 @@ func (Created[T]) StatusCode() int { return http.StatusCreated }
 // MarshalJSON encodes the wrapped value.
 func (c Created[T]) MarshalJSON() ([]byte, error) { return json.Marshal(c.Value) }
 
+// A JSONOption changes how JSON and ReadJSON decode a request body.
+type JSONOption func(*jsonDecoding)
+
+type jsonDecoding struct {
+	disallowUnknownFields bool
+}
+
+func jsonOptions(opts []JSONOption) jsonDecoding {
+	var d jsonDecoding
+	for _, o := range opts {
+		o(&d)
+	}
+	return d
+}
+
+// DisallowUnknownFields makes JSON and ReadJSON refuse a body that has an
+// object field the destination has no place for, with a 400 naming it
+// (unknown JSON field "colour"), as json.Decoder.DisallowUnknownFields does.
+// By default such a field is ignored.
+//
+// Use it where a misspelt or misplaced field must not pass unnoticed: a
+// request that changes state, where {"dryrun": true} read as no dry run at
+// all does harm. Leave it off where clients may be newer than the server
+// (they add fields the server learns later) or are not yours (webhooks).
+// Field names still match case-insensitively, as encoding/json matches them.
+func DisallowUnknownFields() JSONOption {
+	return func(d *jsonDecoding) { d.disallowUnknownFields = true }
+}
+
 // JSON adapts a typed function to a HandlerFunc: it decodes the request body
 // into In (unless In is Empty), calls fn, and encodes its result as JSON
 // with status 200 (or Out's StatusCode). Bad JSON is a 400 that says what
 // was wrong; a body over the limit is a 413; fn's error is rendered as any
-// HandlerFunc error.
-func JSON[In, Out any](fn func(r *http.Request, in In) (Out, error)) HandlerFunc {
+// HandlerFunc error. Options apply to the decoding, as for ReadJSON.
+func JSON[In, Out any](fn func(r *http.Request, in In) (Out, error), opts ...JSONOption) HandlerFunc {
+	decoding := jsonOptions(opts)
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var in In
 		if _, empty := any(&in).(*Empty); !empty {
-			if err := ReadJSON(r, &in); err != nil {
+			if err := readJSON(r, &in, decoding); err != nil {
 				return err
 			}
 		}
@@ -55,8 +87,17 @@ func JSON[In, Out any](fn func(r *http.Request, in In) (Out, error)) HandlerFunc
 // ReadJSON decodes the request body, which must hold exactly one JSON value,
 // into v. Its errors are *Error values ready to return from a handler: 415
 // for a non-JSON content type, 413 for a body over the limit, 400 naming the
-// problem (empty body, syntax error and offset, wrong type for a field).
-func ReadJSON(r *http.Request, v any) error {
+// problem (empty body, syntax error and offset, wrong type for a field, and
+// with DisallowUnknownFields a field v has no place for).
+func ReadJSON(r *http.Request, v any, opts ...JSONOption) error {
+	var decoding jsonDecoding
+	if len(opts) > 0 { // the options escape; keep the usual call free of them
+		decoding = jsonOptions(opts)
+	}
+	return readJSON(r, v, decoding)
+}
+
+func readJSON(r *http.Request, v any, decoding jsonDecoding) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !hasJSONSuffix(mt)) {
@@ -68,6 +109,9 @@ func ReadJSON(r *http.Request, v any) error {
 		return badRequest("empty request body: want JSON")
 	}
 	dec := json.NewDecoder(r.Body)
+	if decoding.disallowUnknownFields {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)
 	}
@@ -103,9 +147,14 @@ func jsonError(err error) error {
 		return badRequest("JSON body: want %v, got %s", typ.Type, typ.Value)
 	case errors.As(err, &tooBig):
 		return tooLarge(tooBig.Limit)
-	default:
-		return badRequest("malformed JSON: %v", err)
 	}
+	// encoding/json has no error type for an unknown field, only this text.
+	if quoted, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		if name, uerr := strconv.Unquote(quoted); uerr == nil {
+			return badRequest("unknown JSON field %q", name)
+		}
+	}
+	return badRequest("malformed JSON: %v", err)
 }
 
 // WriteJSON writes v as JSON with the given status. Its error is the

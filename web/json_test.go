@@ -103,3 +103,56 @@ func TestJSONOversizeChunkedBody(t *testing.T) {
 		t.Errorf("got status %d; want 413", resp.StatusCode)
 	}
 }
+
+func TestJSONDisallowUnknownFields(t *testing.T) {
+	app := jsonApp(t)
+	create := func(r *http.Request, in todo) (web.Created[todo], error) {
+		return web.Created[todo]{Value: todo{ID: 1, Text: in.Text}}, nil
+	}
+	app.Post("/strict/todos", web.JSON(create, web.DisallowUnknownFields()))
+	type list struct {
+		Name  string `json:"name"`
+		Todos []todo `json:"todos"`
+	}
+	app.Post("/lists", func(w http.ResponseWriter, r *http.Request) error {
+		var in list
+		if err := web.ReadJSON(r, &in, web.DisallowUnknownFields()); err != nil {
+			return err
+		}
+		return web.WriteJSON(w, http.StatusOK, in)
+	})
+	app.Post("/lenient/lists", func(w http.ResponseWriter, r *http.Request) error {
+		var in list
+		if err := web.ReadJSON(r, &in); err != nil {
+			return err
+		}
+		return web.WriteJSON(w, http.StatusOK, in)
+	})
+	tests := []struct {
+		name, target, body string
+		status             int
+		want               string
+	}{
+		{"default ignores unknown fields", "/todos", `{"text":"milk","colour":"red"}`, 201, `{"id":1,"text":"milk"}` + "\n"},
+		{"strict, known fields", "/strict/todos", `{"text":"milk","id":7}`, 201, `{"id":1,"text":"milk"}` + "\n"},
+		{"strict, unknown field", "/strict/todos", `{"text":"milk","colour":"red"}`, 400, `{"error":"unknown JSON field \"colour\""}` + "\n"},
+		{"strict, misspelt field", "/strict/todos", `{"txet":"milk"}`, 400, `{"error":"unknown JSON field \"txet\""}` + "\n"},
+		{"strict, odd field name", "/strict/todos", `{"a\"b":1}`, 400, `{"error":"unknown JSON field \"a\\\"b\""}` + "\n"},
+		{"strict matches case-insensitively, as encoding/json", "/strict/todos", `{"TEXT":"milk"}`, 201, `{"id":1,"text":"milk"}` + "\n"},
+		{"strict, other errors unchanged", "/strict/todos", `{"text":42}`, 400, `{"error":"JSON field \"text\": want string, got number"}` + "\n"},
+		{"ReadJSON strict, nested unknown field", "/lists", `{"name":"home","todos":[{"text":"milk","due":"today"}]}`, 400, `{"error":"unknown JSON field \"due\""}` + "\n"},
+		{"ReadJSON strict, known fields", "/lists", `{"name":"home","todos":[{"text":"milk"}]}`, 200, `{"name":"home","todos":[{"id":0,"text":"milk"}]}` + "\n"},
+		{"ReadJSON default, nested unknown field", "/lenient/lists", `{"name":"home","todos":[{"text":"milk","due":"today"}]}`, 200, `{"name":"home","todos":[{"id":0,"text":"milk"}]}` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest("POST", tt.target, strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			app.ServeHTTP(rec, req)
+			if rec.Code != tt.status || rec.Body.String() != tt.want {
+				t.Errorf("POST %s %s: got %d %q; want %d %q", tt.target, tt.body, rec.Code, rec.Body.String(), tt.status, tt.want)
+			}
+		})
+	}
+}
