@@ -6,6 +6,11 @@
 //	LOOM_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test go run ./examples/todo
 //	LOOM_EXECUTOR=pool:16 go run ./examples/todo # every route on 16 workers
 //
+// The routes are listed in package todoapp's documentation. The list comes a
+// page at a time, with a Link header to the next page while there is one:
+//
+//	curl -i 'http://127.0.0.1:8080/api/todos?limit=50'
+//
 // It stops gracefully on SIGINT or SIGTERM: requests in flight finish, then
 // the database is closed.
 package main

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 
 	"github.com/loomrt/loom/web"
 )
@@ -20,13 +22,37 @@ type cleared struct {
 	Removed int64 `json:"removed"`
 }
 
-func (a *handlers) list(r *http.Request, _ web.Empty) ([]Todo, error) {
-	state, err := ParseState(web.Query(r, "state"))
+// list sends one page of the list as a bare JSON array, the shape the API
+// had before it paged, and a Link header with rel="next" when another page
+// follows. (An object wrapping the array and a cursor would have broken
+// every client that reads the array.)
+func (a *handlers) list(w http.ResponseWriter, r *http.Request) error {
+	query := r.URL.Query()
+	state, err := ParseState(query.Get("state"))
 	if err != nil {
-		return nil, web.Errorf(http.StatusBadRequest, "query parameter %q: %v", "state", err)
+		return web.Errorf(http.StatusBadRequest, "query parameter %q: %v", "state", err)
 	}
-	todos, err := a.store.List(r.Context(), state)
-	return todos, httpError(err)
+	page, err := ParsePage(query)
+	if err != nil {
+		return &web.Error{Status: http.StatusBadRequest, Message: err.Error()}
+	}
+	todos, more, err := a.store.ListPage(r.Context(), state, page)
+	if err != nil {
+		return httpError(err)
+	}
+	if more {
+		w.Header().Set("Link", nextLink(r.URL.Path, query, todos[len(todos)-1].ID))
+	}
+	return web.WriteJSON(w, http.StatusOK, todos)
+}
+
+// nextLink is the Link header value (RFC 8288) pointing at the page after
+// the todo with id last: the same path and query, with after set to last.
+func nextLink(path string, query url.Values, last int64) string {
+	next := maps.Clone(query)
+	next.Set("after", strconv.FormatInt(last, 10))
+	u := url.URL{Path: path, RawQuery: next.Encode()}
+	return "<" + u.String() + `>; rel="next"`
 }
 
 func (a *handlers) get(r *http.Request, _ web.Empty) (Todo, error) {
@@ -121,7 +147,7 @@ func httpError(err error) error {
 	if errors.Is(err, ErrNotFound) {
 		return &web.Error{Status: http.StatusNotFound, Message: err.Error()}
 	}
-	for _, bad := range []error{ErrEmptyText, ErrTextTooLong, ErrBadState} {
+	for _, bad := range []error{ErrEmptyText, ErrTextTooLong, ErrBadState, ErrBadPage} {
 		if errors.Is(err, bad) {
 			return &web.Error{Status: http.StatusBadRequest, Message: bad.Error()}
 		}

@@ -108,6 +108,7 @@ func TestAPI(t *testing.T) {
 
 		wantStatus int
 		wantBody   string // the exact JSON body of a success, "" for none
+		wantLink   string // the Link header of a success, "" for none
 		wantError  string // a part of the {"error": …} message of a failure
 		// wantList is every todo after the request, as JSON, in order; ""
 		// skips the check. Failed writes check that they changed nothing.
@@ -123,6 +124,55 @@ func TestAPI(t *testing.T) {
 			wantStatus: 200, wantBody: "[" + todo2 + "]"},
 		{name: "list bad state", method: "GET", path: "/api/todos?state=done",
 			wantStatus: 400, wantError: `query parameter "state": bad state "done": want all, active or completed`},
+
+		{name: "list first page", method: "GET", path: "/api/todos?limit=2",
+			wantStatus: 200, wantBody: "[" + todo1 + "," + todo2 + "]",
+			wantLink: `</api/todos?after=2&limit=2>; rel="next"`},
+		{name: "list last page", method: "GET", path: "/api/todos?limit=2&after=2",
+			wantStatus: 200, wantBody: "[" + todo3 + "]"},
+		{name: "list page exactly full", method: "GET", path: "/api/todos?limit=3",
+			wantStatus: 200, wantBody: "[" + todo1 + "," + todo2 + "," + todo3 + "]"},
+		{name: "list largest page", method: "GET", path: "/api/todos?limit=500",
+			wantStatus: 200, wantBody: "[" + todo1 + "," + todo2 + "," + todo3 + "]"},
+		{name: "list after from start", method: "GET", path: "/api/todos?after=0",
+			wantStatus: 200, wantBody: "[" + todo1 + "," + todo2 + "," + todo3 + "]"},
+		{name: "list after the end", method: "GET", path: "/api/todos?after=3",
+			wantStatus: 200, wantBody: "[]"},
+		{name: "list after an unknown id", method: "GET", path: "/api/todos?after=1000",
+			wantStatus: 200, wantBody: "[]"},
+		{name: "list page by state keeps the query", method: "GET", path: "/api/todos?state=active&limit=1",
+			wantStatus: 200, wantBody: "[" + todo1 + "]",
+			wantLink: `</api/todos?after=1&limit=1&state=active>; rel="next"`},
+		{name: "list next page by state", method: "GET", path: "/api/todos?after=1&limit=1&state=active",
+			wantStatus: 200, wantBody: "[" + todo3 + "]"},
+		{name: "list page starting after a todo of another state", method: "GET", path: "/api/todos?state=completed&after=1&limit=1",
+			wantStatus: 200, wantBody: "[" + todo2 + "]"},
+		{name: "list limit zero", method: "GET", path: "/api/todos?limit=0",
+			wantStatus: 400, wantError: `query parameter "limit": 0 is too small: want an integer from 1 to 500`},
+		{name: "list limit negative", method: "GET", path: "/api/todos?limit=-1",
+			wantStatus: 400, wantError: `query parameter "limit": -1 is too small: want an integer from 1 to 500`},
+		{name: "list limit over the maximum", method: "GET", path: "/api/todos?limit=501",
+			wantStatus: 400, wantError: `query parameter "limit": 501 is too large: want an integer from 1 to 500`},
+		{name: "list limit beyond int64", method: "GET", path: "/api/todos?limit=99999999999999999999",
+			wantStatus: 400, wantError: `query parameter "limit": 99999999999999999999 is too large`},
+		{name: "list limit not an integer", method: "GET", path: "/api/todos?limit=abc",
+			wantStatus: 400, wantError: `query parameter "limit": "abc" is not an integer: want an integer from 1 to 500`},
+		{name: "list limit fractional", method: "GET", path: "/api/todos?limit=1.5",
+			wantStatus: 400, wantError: `query parameter "limit": "1.5" is not an integer`},
+		{name: "list limit empty", method: "GET", path: "/api/todos?limit=",
+			wantStatus: 400, wantError: `query parameter "limit": empty: want an integer from 1 to 500`},
+		{name: "list limit repeated", method: "GET", path: "/api/todos?limit=1&limit=2",
+			wantStatus: 400, wantError: `query parameter "limit": given 2 times: want it once`},
+		{name: "list after not an integer", method: "GET", path: "/api/todos?after=xyz",
+			wantStatus: 400, wantError: `query parameter "after": "xyz" is not an integer: want an integer from 0 up`},
+		{name: "list after negative", method: "GET", path: "/api/todos?after=-1",
+			wantStatus: 400, wantError: `query parameter "after": -1 is too small: want an integer from 0 up`},
+		{name: "list after empty", method: "GET", path: "/api/todos?after=",
+			wantStatus: 400, wantError: `query parameter "after": empty`},
+		{name: "list after repeated", method: "GET", path: "/api/todos?after=1&after=1",
+			wantStatus: 400, wantError: `query parameter "after": given 2 times: want it once`},
+		{name: "list long bad value is cut short", method: "GET", path: "/api/todos?after=" + strings.Repeat("x", 100),
+			wantStatus: 400, wantError: `query parameter "after": "` + strings.Repeat("x", 40) + `" is not an integer`},
 
 		{name: "get", method: "GET", path: "/api/todos/2", wantStatus: 200, wantBody: todo2},
 		{name: "get missing", method: "GET", path: "/api/todos/99",
@@ -260,6 +310,9 @@ func TestAPI(t *testing.T) {
 						if got := resp.Header.Get("Content-Type"); got != "application/json" {
 							t.Errorf("got Content-Type %q; want application/json", got)
 						}
+					}
+					if got := resp.Header.Get("Link"); got != tt.wantLink {
+						t.Errorf("got Link %q; want %q", got, tt.wantLink)
 					}
 				}
 				if tt.wantList != "" {

@@ -26,7 +26,7 @@ func NewApp(store *Store, opts ...web.Option) (*web.App, error) {
 
 // Register mounts on app:
 //
-//	GET    /api/todos[?state=all|active|completed]   list, oldest first
+//	GET    /api/todos[?state=…&limit=…&after=…]      list a page, oldest first
 //	POST   /api/todos {"text": "…"}                  create: 201 and the todo
 //	GET    /api/todos/{id}                           one todo
 //	PUT    /api/todos/{id} {"text": "…"}             change its text
@@ -36,9 +36,19 @@ func NewApp(store *Store, opts ...web.Option) (*web.App, error) {
 //	GET    /                                         the page that uses them
 //	GET    /static/…                                 its script and style
 //
+// The list is a JSON array of todos in id order: state is all (the
+// default), active or completed; limit is the most todos to send, 1 to
+// MaxPageLimit, DefaultPageLimit by default; after is an id, and only todos
+// with greater ids are sent. When more todos follow, the response has a
+// Link header with rel="next" whose URL fetches the next page (the same
+// query with after set to the last id sent); its absence means the list is
+// complete. Paging this way neither repeats nor skips todos while others
+// are created and deleted: see Page.
+//
 // Errors are JSON {"error": "…"} for clients that send or accept JSON: 400
 // for bad JSON, a missing, empty, over-long or non-string text, an unknown
-// field, a non-integer id or a bad state; 404 for an unknown id; 413 for a
+// field, a non-integer id, a bad state, or a limit or after that is empty,
+// repeated, not an integer or out of range; 404 for an unknown id; 413 for a
 // body over app's body limit; 415 for a non-JSON content type.
 //
 // The handlers share store and are safe for concurrent use; each runs on
@@ -47,7 +57,7 @@ func NewApp(store *Store, opts ...web.Option) (*web.App, error) {
 func Register(app *web.App, store *Store) {
 	a := &handlers{store: store}
 	api := app.Group("/api")
-	api.Get("/todos", web.JSON(a.list))
+	api.Get("/todos", a.list)
 	api.Post("/todos", web.JSON(a.create))
 	api.Post("/todos/clear-completed", web.JSON(a.clearCompleted))
 	api.Get("/todos/{id}", web.JSON(a.get))

@@ -53,3 +53,41 @@ func ExampleNewApp() {
 	// 201 Created {"id":1,"text":"buy milk","completed":false}
 	// 200 OK {"id":1,"text":"buy milk","completed":true}
 }
+
+// ExampleStore_ListPage reads a list two todos at a time, each page
+// starting after the last id of the page before.
+func ExampleStore_ListPage() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "todo")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	store, err := todoapp.OpenSQLite(ctx, filepath.Join(dir, "todo.db"))
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	for _, text := range []string{"buy milk", "walk the dog", "read the docs", "write tests", "sleep"} {
+		if _, err := store.Create(ctx, text); err != nil {
+			panic(err)
+		}
+	}
+
+	page := todoapp.Page{Limit: 2}
+	for {
+		todos, more, err := store.ListPage(ctx, todoapp.StateAll, page)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(todos)
+		if !more {
+			break
+		}
+		page.After = todos[len(todos)-1].ID
+	}
+	// Output:
+	// [{1 buy milk false} {2 walk the dog false}]
+	// [{3 read the docs false} {4 write tests false}]
+	// [{5 sleep false}]
+}

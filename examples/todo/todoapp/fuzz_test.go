@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/loomrt/loom/web"
@@ -58,6 +61,47 @@ func FuzzReadText(f *testing.F) {
 		}
 		if want, _ := fields["text"].(string); fields["text"] != nil && text != want {
 			t.Fatalf("readText(%q): got %q; want %q", body, text, want)
+		}
+	})
+}
+
+// FuzzParsePage feeds query strings to ParsePage: it must never panic; an
+// error must wrap ErrBadPage and name limit or after; a Page it returns
+// must be in range and hold the values the query gave.
+func FuzzParsePage(f *testing.F) {
+	for _, s := range []string{"", "limit=10", "after=5&limit=1", "limit=0", "limit=-1", "limit=abc",
+		"limit=501", "after=xyz", "after=-1", "limit=", "limit=1&limit=2", "after=99999999999999999999", "limit=+3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, rawQuery string) {
+		query, err := url.ParseQuery(rawQuery)
+		if err != nil {
+			t.Skip("not a query string the server would parse")
+		}
+		page, err := ParsePage(query)
+		if err != nil {
+			if !errors.Is(err, ErrBadPage) {
+				t.Fatalf("ParsePage(%q): got error %v; want ErrBadPage", rawQuery, err)
+			}
+			if msg := err.Error(); !strings.HasPrefix(msg, `query parameter "limit": `) && !strings.HasPrefix(msg, `query parameter "after": `) {
+				t.Fatalf("ParsePage(%q): got error %q; want it to name the parameter", rawQuery, msg)
+			}
+			return
+		}
+		if page.Limit < 1 || page.Limit > MaxPageLimit || page.After < 0 {
+			t.Fatalf("ParsePage(%q): got %+v, out of range", rawQuery, page)
+		}
+		if s := query.Get("limit"); s != "" {
+			if n, _ := strconv.Atoi(s); n != page.Limit {
+				t.Fatalf("ParsePage(%q): got limit %d; want %s", rawQuery, page.Limit, s)
+			}
+		} else if page.Limit != DefaultPageLimit {
+			t.Fatalf("ParsePage(%q): got limit %d without one given; want %d", rawQuery, page.Limit, DefaultPageLimit)
+		}
+		if s := query.Get("after"); s != "" {
+			if n, _ := strconv.ParseInt(s, 10, 64); n != page.After {
+				t.Fatalf("ParsePage(%q): got after %d; want %s", rawQuery, page.After, s)
+			}
 		}
 	})
 }

@@ -59,33 +59,87 @@ func (s *Store) Close() error {
 	return err
 }
 
-// List returns the todos in the given state, oldest first.
+// List returns every todo in the given state, oldest first. For a list
+// that may be long, ListPage reads it a page at a time.
 func (s *Store) List(ctx context.Context, state State) ([]Todo, error) {
-	query := "SELECT id, text, completed FROM todos"
-	switch state {
-	case StateActive:
-		query += " WHERE completed = FALSE"
-	case StateCompleted:
-		query += " WHERE completed = TRUE"
-	case StateAll, "":
-	default:
-		return nil, fmt.Errorf("list todos: %w", badState(string(state)))
-	}
-	rows, err := s.read.QueryContext(ctx, query+" ORDER BY id")
+	where, err := stateCondition(state)
 	if err != nil {
 		return nil, fmt.Errorf("list todos: %w", err)
 	}
+	rows, err := s.read.QueryContext(ctx, "SELECT id, text, completed FROM todos WHERE "+where+" ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("list todos: %w", err)
+	}
+	todos, err := scanTodos(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list todos: %w", err)
+	}
+	return todos, nil
+}
+
+// ListPage returns one page of the todos in the given state, oldest first:
+// at most page.Limit of those whose ids are greater than page.After. more
+// reports whether todos follow the page; the next page starts after the
+// last id of this one. A page out of range is an error wrapping ErrBadPage.
+func (s *Store) ListPage(ctx context.Context, state State, page Page) (todos []Todo, more bool, err error) {
+	where, err := stateCondition(state)
+	if err == nil {
+		err = page.check()
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("list todos: %w", err)
+	}
+	limit := page.Limit
+	if limit == 0 {
+		limit = DefaultPageLimit
+	}
+	// One row past the page tells whether another page follows, sparing
+	// the client a request for an empty last page. The (completed, id)
+	// index and the primary key both serve the range in id order, so a
+	// page costs the same wherever it starts.
+	rows, err := s.read.QueryContext(ctx,
+		"SELECT id, text, completed FROM todos WHERE "+where+" AND id > $1 ORDER BY id LIMIT $2",
+		page.After, int64(limit)+1)
+	if err != nil {
+		return nil, false, fmt.Errorf("list todos: %w", err)
+	}
+	todos, err = scanTodos(rows)
+	if err != nil {
+		return nil, false, fmt.Errorf("list todos: %w", err)
+	}
+	if len(todos) > limit {
+		return todos[:limit], true, nil
+	}
+	return todos, false, nil
+}
+
+// stateCondition returns the WHERE condition that selects todos in state.
+func stateCondition(state State) (string, error) {
+	switch state {
+	case StateActive:
+		return "completed = FALSE", nil
+	case StateCompleted:
+		return "completed = TRUE", nil
+	case StateAll, "":
+		return "TRUE", nil
+	}
+	return "", badState(string(state))
+}
+
+// scanTodos reads and closes rows. It returns an empty slice, not nil, for
+// no rows, so that an empty list is sent as [] rather than null.
+func scanTodos(rows *sql.Rows) ([]Todo, error) {
 	defer rows.Close()
 	todos := []Todo{}
 	for rows.Next() {
 		var t Todo
 		if err := rows.Scan(&t.ID, &t.Text, &t.Completed); err != nil {
-			return nil, fmt.Errorf("list todos: %w", err)
+			return nil, err
 		}
 		todos = append(todos, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list todos: %w", err)
+		return nil, err
 	}
 	return todos, nil
 }

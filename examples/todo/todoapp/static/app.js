@@ -14,18 +14,51 @@ let todos = [];
 // call sends a request to the API and returns the decoded JSON answer, or
 // null for an empty one. A non-2xx answer throws the server's message.
 async function call(method, path, body) {
+  return (await send(method, api + path, body)).data;
+}
+
+// send is call for a full URL; it also returns the response, for its headers.
+async function send(method, url, body) {
   const init = { method, headers: { Accept: "application/json" } };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const resp = await fetch(api + path, init);
+  const resp = await fetch(url, init);
   const text = await resp.text();
   const data = text ? JSON.parse(text) : null;
   if (!resp.ok) {
     throw new Error((data && data.error) || resp.status + " " + resp.statusText);
   }
-  return data;
+  return { resp, data };
+}
+
+// loadAll fetches the whole list. The API sends it a page at a time, with
+// a Link header rel="next" while more follows; the page needs every todo
+// for its counts, so it follows the links to the end. Pages start after
+// the last id of the one before, so none is repeated or missed even if
+// the list changes meanwhile.
+async function loadAll() {
+  const all = [];
+  for (let url = api; url; ) {
+    const { resp, data } = await send("GET", url);
+    all.push(...data);
+    const next = nextLink(resp.headers.get("Link"));
+    url = next && new URL(next, resp.url).href;
+  }
+  return all;
+}
+
+// nextLink returns the target of the rel="next" link in a Link header
+// value, or null. Targets are in <>, and the API's never contain , or ;.
+function nextLink(header) {
+  for (const link of (header || "").split(",")) {
+    const m = link.match(/^\s*<([^>]*)>(.*)$/);
+    if (m && m[2].split(";").some((p) => /^\s*rel\s*=\s*"?next"?\s*$/i.test(p))) {
+      return m[1];
+    }
+  }
+  return null;
 }
 
 function showError(err) {
@@ -37,7 +70,7 @@ function showError(err) {
 async function run(change) {
   try {
     await change();
-    todos = await call("GET", "");
+    todos = await loadAll();
     showError(null);
   } catch (err) {
     showError(err);
