@@ -24,7 +24,27 @@ type WebSocketOptions struct {
 // client goes; ctx ends when the server shuts down. When it returns, the
 // connection is closed: with StatusNormalClosure if it returned nil or the
 // peer had closed, StatusGoingAway on shutdown, StatusInternalError otherwise.
+// WebSocketRequest(ctx) is the request that opened the connection, for its
+// path parameters, query and headers.
 type WebSocketHandler func(ctx context.Context, c *websocket.Conn) error
+
+type upgradeRequestKey struct{}
+
+// WebSocketRequest returns the HTTP request that opened the WebSocket whose
+// handler was given ctx, or a context derived from it: its path parameters
+// (r.PathValue), query, headers, cookies, RemoteAddr, TLS state, and the
+// values decorators put in its context. For any other context it returns nil.
+//
+// The request is the one the route's decorators handed on, after the
+// upgrade: its body is gone, and it must be read, not modified (it is shared
+// by whatever goroutines the handler starts). Check what can make the
+// request fail (a bad parameter, no session) in a decorator instead, before
+// the upgrade, where it can still be answered with an HTTP status; once the
+// handler runs, the only answer left is a close frame.
+func WebSocketRequest(ctx context.Context) *http.Request {
+	r, _ := ctx.Value(upgradeRequestKey{}).(*http.Request)
+	return r
+}
 
 // WebSocket registers h at path for GET upgrade requests. Origins are
 // checked by default; a refused upgrade gets 403, a request that is not an
@@ -63,7 +83,7 @@ func websocketHandler(app *App, h WebSocketHandler, opts WebSocketOptions) Handl
 		if err != nil {
 			return nil // Accept has written the refusal
 		}
-		ctx, cancel := context.WithCancel(r.Context())
+		ctx, cancel := context.WithCancel(context.WithValue(r.Context(), upgradeRequestKey{}, r))
 		defer cancel()
 		if app != nil {
 			// On shutdown, say goodbye with a close frame (Going Away), which

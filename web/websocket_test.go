@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -142,4 +143,80 @@ func TestShutdownGivesUpOnAStuckWebSocket(t *testing.T) {
 		t.Errorf("shutdown with a stuck socket: got %v; want websockets still open: context deadline exceeded", err)
 	}
 	close(release) // goleak (TestMain) checks that nothing Shutdown started outlives the handler
+}
+
+type userKey struct{}
+
+// describeRequest is a WebSocket handler that sends one message saying what
+// WebSocketRequest tells it about the upgrade request, then waits for the
+// client to close.
+func describeRequest(ctx context.Context, c *websocket.Conn) error {
+	r := web.WebSocketRequest(ctx)
+	if r == nil {
+		return c.Write(ctx, websocket.MessageText, []byte("no request"))
+	}
+	// A context derived from the handler's still leads to the request.
+	sub, cancel := context.WithCancel(ctx)
+	defer cancel()
+	user, _ := r.Context().Value(userKey{}).(string)
+	session, _ := r.Cookie("session")
+	msg := fmt.Sprintf("room=%s name=%s client=%s user=%s session=%v same=%t",
+		r.PathValue("room"), r.URL.Query().Get("name"), r.Header.Get("X-Client"), user, session, web.WebSocketRequest(sub) == r)
+	if err := c.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+		return err
+	}
+	_, _, err := c.Read(ctx) // until the client closes
+	return err
+}
+
+func TestWebSocketRequest(t *testing.T) {
+	// A decorator that adds to the request's context, as auth would.
+	withUser := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, "ann")))
+		})
+	}
+	app := newApp(t)
+	app.WebSocket("/rooms/{room}", describeRequest, web.WebSocketOptions{}, web.Use(withUser))
+	app.Group("/plain").WebSocket("/rooms/{room}", describeRequest, web.WebSocketOptions{})
+	appServer := httptest.NewServer(app)
+	defer appServer.Close()
+
+	// The same handler outside an App, on a plain ServeMux.
+	mux := http.NewServeMux()
+	mux.Handle("GET /mux/rooms/{room}", web.WebSocket(describeRequest, web.WebSocketOptions{}))
+	muxServer := httptest.NewServer(mux)
+	defer muxServer.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tests := []struct {
+		server *httptest.Server
+		target string
+		want   string
+	}{
+		{appServer, "/rooms/go?name=bob", "room=go name=bob client=test user=ann session=session=s3cret same=true"},
+		{appServer, "/plain/rooms/rust", "room=rust name= client=test user= session=session=s3cret same=true"},
+		{muxServer, "/mux/rooms/zig?name=cy", "room=zig name=cy client=test user= session=session=s3cret same=true"},
+	}
+	for _, tt := range tests {
+		header := http.Header{"X-Client": {"test"}, "Cookie": {"session=s3cret"}}
+		url := "ws" + strings.TrimPrefix(tt.server.URL, "http") + tt.target
+		c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: header})
+		if err != nil {
+			t.Fatalf("dial %s: %v", tt.target, err)
+		}
+		_, got, err := c.Read(ctx)
+		if err != nil {
+			t.Fatalf("read from %s: %v", tt.target, err)
+		}
+		if string(got) != tt.want {
+			t.Errorf("%s: got %q; want %q", tt.target, got, tt.want)
+		}
+		c.Close(websocket.StatusNormalClosure, "")
+	}
+
+	if r := web.WebSocketRequest(context.Background()); r != nil {
+		t.Errorf("WebSocketRequest(context.Background()) = %v; want nil", r)
+	}
 }
