@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"net"
-	"sync"
 	"testing"
 	"time"
 )
@@ -14,51 +13,32 @@ import (
 func cannedServer(tb testing.TB) string {
 	tb.Helper()
 	response := []byte("HTTP/1.1 200 OK\r\nContent-Length: 12\r\nContent-Type: text/plain\r\n\r\nHello World!")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	return tcpServer(tb, func(c net.Conn) {
+		buf := make([]byte, 16<<10)
+		matched := 0 // bytes of "\r\n\r\n" seen so far
 		for {
-			c, err := ln.Accept()
+			n, err := c.Read(buf)
 			if err != nil {
 				return
 			}
-			wg.Go(func() {
-				defer c.Close()
-				buf := make([]byte, 16<<10)
-				matched := 0 // bytes of "\r\n\r\n" seen so far
-				for {
-					n, err := c.Read(buf)
-					if err != nil {
+			for _, b := range buf[:n] {
+				switch {
+				case b == "\r\n\r\n"[matched]:
+					matched++
+				case b == '\r':
+					matched = 1
+				default:
+					matched = 0
+				}
+				if matched == 4 {
+					matched = 0
+					if _, err := c.Write(response); err != nil {
 						return
 					}
-					for _, b := range buf[:n] {
-						switch {
-						case b == "\r\n\r\n"[matched]:
-							matched++
-						case b == '\r':
-							matched = 1
-						default:
-							matched = 0
-						}
-						if matched == 4 {
-							matched = 0
-							if _, err := c.Write(response); err != nil {
-								return
-							}
-						}
-					}
 				}
-			})
+			}
 		}
 	})
-	tb.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-	})
-	return "http://" + ln.Addr().String() + "/"
 }
 
 // testWorker returns a worker of a runner set up as Run would, and a

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -18,49 +17,31 @@ import (
 // response. It counts every request it read, answered or not.
 func dropServer(t *testing.T, answered int) (url string, seen *atomic.Int64) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	seen = new(atomic.Int64)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
+	url = tcpServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for n := 0; ; n++ {
+			req, err := http.ReadRequest(br)
 			if err != nil {
+				return // the client closed its end
+			}
+			if _, err := io.Copy(io.Discard, req.Body); err != nil {
 				return
 			}
-			wg.Go(func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for n := 0; ; n++ {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return // the client closed its end
-					}
-					if _, err := io.Copy(io.Discard, req.Body); err != nil {
-						return
-					}
-					seen.Add(1)
-					if n == answered {
-						return // closes: the request goes unanswered
-					}
-					body := "ok"
-					if req.Method == http.MethodHead {
-						body = ""
-					}
-					if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n"+body); err != nil {
-						return
-					}
-				}
-			})
+			seen.Add(1)
+			if n == answered {
+				return // closes: the request goes unanswered
+			}
+			body := "ok"
+			if req.Method == http.MethodHead {
+				body = ""
+			}
+			if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n"+body); err != nil {
+				return
+			}
 		}
 	})
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-	})
-	return "http://" + ln.Addr().String() + "/", seen
+	return url, seen
 }
 
 func TestClosedReusedConnectionResendsOnlyReplayable(t *testing.T) {

@@ -233,39 +233,21 @@ func TestContextCancelStopsRun(t *testing.T) {
 // its next request, which must go again on a new connection.
 func oneShotServer(t *testing.T) (string, *atomic.Int64) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var count atomic.Int64
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
+	url := tcpServer(t, func(c net.Conn) {
+		buf := make([]byte, 4096)
+		var got []byte
+		for !strings.Contains(string(got), "\r\n\r\n") {
+			n, err := c.Read(buf)
 			if err != nil {
 				return
 			}
-			wg.Go(func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				var got []byte
-				for !strings.Contains(string(got), "\r\n\r\n") {
-					n, err := c.Read(buf)
-					if err != nil {
-						return
-					}
-					got = append(got, buf[:n]...)
-				}
-				count.Add(1)
-				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
-			})
+			got = append(got, buf[:n]...)
 		}
+		count.Add(1)
+		c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
 	})
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-	})
-	return "http://" + ln.Addr().String() + "/", &count
+	return url, &count
 }
 
 func TestServerClosingKeepAliveIsRetried(t *testing.T) {
