@@ -167,10 +167,14 @@ func (c *core) count(ctx context.Context, t Task, admitted int64, done *atomic.U
 	}
 	start := c.started(admitted)
 	defer func() {
-		if v := recover(); v != nil {
+		v := recover()
+		// Counted before the panic handler runs: a handler that calls
+		// runtime.Goexit (t.Fatal in a test's handler) must not leave the
+		// task uncounted.
+		c.ended(admitted, start, done)
+		if v != nil {
 			c.recovered(v)
 		}
-		c.ended(admitted, start, done)
 	}()
 	t(ctx)
 }
@@ -222,7 +226,16 @@ type tally struct {
 	_         [112]byte
 }
 
+// stats returns a snapshot of the counters, settled (see Stats.settle).
 func (c *core) stats() Stats {
+	s := c.snapshot()
+	s.settle()
+	return s
+}
+
+// snapshot reads the counters, unsettled: a pool adds its hand-offs to
+// Submitted first.
+func (c *core) snapshot() Stats {
 	running, queued, completed := c.counts()
 	return Stats{
 		Name:          c.name,
@@ -240,6 +253,14 @@ func (c *core) stats() Stats {
 		QueueWait:     Percentiles{P50: c.queueWait.Quantile(0.50), P99: c.queueWait.Quantile(0.99)},
 		RunTime:       Percentiles{P50: c.runTime.Quantile(0.50), P99: c.runTime.Quantile(0.99)},
 	}
+}
+
+// settle raises Submitted to what the other counters prove was submitted.
+// They are read one after another, and a submitter counts its task only
+// once it is queued, by which time a worker may have run it: without this a
+// snapshot could show more tasks completed than submitted.
+func (s *Stats) settle() {
+	s.Submitted = max(s.Submitted, s.Completed+s.Abandoned+uint64(s.Running))
 }
 
 // shutdown is the Shutdown every executor shares: begin (run once) stops

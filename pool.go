@@ -100,7 +100,9 @@ type worker struct {
 	// task cannot read a result meant for an earlier one.
 	done chan error
 	// busy says whether the worker counts as running in the idle stack's
-	// tally, which gives PeakRunning. Only the worker's goroutine touches it.
+	// tally, which gives PeakRunning. The worker's goroutine owns it, except
+	// that take sets it for a parked worker, under the stack's lock and
+	// before the send that wakes the worker.
 	busy bool
 }
 
@@ -153,9 +155,19 @@ func (p *pool) work(w *worker) {
 		runtime.LockOSThread()
 	}
 	pprof.SetGoroutineLabels(p.labels)
+	stopped := false
+	defer func() {
+		if !stopped {
+			// A task (or the panic handler) called runtime.Goexit, which
+			// ends this goroutine whatever we do: a replacement takes over
+			// w, still busy, so the pool keeps its size.
+			go p.work(w)
+		}
+	}()
 	for p.serve(w) {
 		// A task panicked; serve recovered and reported it.
 	}
+	stopped = true
 	if p.alive.Add(-1) == 0 {
 		close(p.done)
 	}
@@ -163,8 +175,8 @@ func (p *pool) work(w *worker) {
 
 // serve runs tasks until the pool is shut down and its queue is empty, and
 // returns false; or until a task panics, and returns true once it has
-// reported the panic. A task that calls runtime.Goexit ends the goroutine:
-// serve then starts a replacement, so the pool keeps its size.
+// reported the panic. A task that calls runtime.Goexit ends the goroutine
+// (work then starts a replacement).
 //
 // One deferred call per serve, rather than one per task, recovers panics and
 // finishes the bookkeeping of a task that did not return: with no defer, no
@@ -183,26 +195,26 @@ func (p *pool) serve(w *worker) (again bool) {
 		}
 		done := *j
 		*j = job{}
-		// Report before answering: a Run returns once its task is
-		// accounted for, panic included.
+		// Answer last, so that a Run returns once its task is accounted
+		// for, panic included; deferred, so that it answers even if the
+		// panic handler calls runtime.Goexit.
+		defer answer(&done, nil)
 		v := recover()
-		if v != nil {
-			p.recovered(v)
-		}
 		if inline {
+			// Counted before the panic handler runs, for the same reason.
 			if done.admitted != 0 {
 				p.timed(start)
 			}
 			tl.completed.Add(1)
 		}
-		answer(&done, nil)
 		if v != nil {
-			again = true
-			return
+			p.recovered(v)
 		}
-		// runtime.Goexit, which ends this goroutine whatever we do. The
-		// replacement takes over w, still busy.
-		go p.work(w)
+		// A panic was recovered: serve again. (After runtime.Goexit the
+		// goroutine ends whatever serve returns. Under GODEBUG=panicnil=1,
+		// recover returns nil for panic(nil), which stops the panic all the
+		// same: serving again is right then too.)
+		again = true
 	}()
 	closed := false
 	for {
@@ -303,11 +315,24 @@ func (w *worker) give(j job) {
 
 // Go queues t for a worker; see Pool for when it waits or rejects.
 func (p *pool) Go(ctx context.Context, t Task) error {
+	if t == nil {
+		t = nilTask
+	}
 	return p.submit(ctx, job{ctx: ctx, task: t})
+}
+
+// nilTask stands for a nil Task, which a worker would take for a wake-up:
+// it panics as calling nil would, so that a nil Task is reported like any
+// panicking task, as the other executors report it.
+func nilTask(context.Context) {
+	panic("loom: nil Task")
 }
 
 // Run hands t to a worker and waits until it returns.
 func (p *pool) Run(ctx context.Context, t Task) error {
+	if t == nil {
+		t = nilTask
+	}
 	j := job{ctx: ctx, task: t}
 	if w := p.idleWorker(&j); w != nil {
 		// The worker answers on its own channel: no completion channel
@@ -504,8 +529,9 @@ func (p *pool) taskCounts() (running, queued int64, completed uint64) {
 
 // Stats returns a snapshot of the pool's counters.
 func (p *pool) Stats() Stats {
-	s := p.stats()
+	s := p.snapshot()
 	s.Submitted += p.idle.handedCount()
+	s.settle()
 	return s
 }
 
@@ -538,6 +564,10 @@ type idleStack struct {
 // queues its task and then reads parked to find a worker to wake, so one of
 // the two sees the other and no task sleeps in the queue beside a parked
 // worker (the worker woken may be another: it looks at the queue too).
+// This pairing leans on the runtime rather than on the Go memory model,
+// under which a receive that finds nothing orders nothing: it holds because
+// that receive reads the queue's length with an atomic load, and the
+// submitter's send releases the channel's lock before it reads parked.
 // It is looked at under the lock, so that nobody pops w in between: a worker
 // popped after taking a task itself would hold two, the second waiting
 // behind the first where Shutdown cannot count it and Pool(1)'s order does
