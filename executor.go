@@ -18,7 +18,8 @@ type Task func(ctx context.Context)
 // Every implementation in this package is safe for concurrent use and keeps
 // these rules:
 //   - a panic in a task is recovered, counted in Stats.Panicked and reported;
-//     the process lives;
+//     the process lives. A nil Task panics when it runs, like any call of a
+//     nil function, and is reported the same way;
 //   - Go and Run return an error only before the task runs, never after:
 //     ErrRejected, ErrClosed, or the submitting context's error if it ended
 //     while the caller waited for room;

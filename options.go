@@ -79,7 +79,9 @@ func Full(p FullPolicy) Option {
 // executor's name, the recovered value and the stack of the panicking task.
 // The default logs both at Error level with the executor's logger.
 // The handler must be safe for concurrent use; a panic inside it is not
-// recovered.
+// recovered. It may call runtime.Goexit (as t.Fatal does in a test): the
+// task is counted as completed before the handler runs, and the goroutine
+// ends as it would for a task that called runtime.Goexit.
 func PanicHandler(f func(name string, v any, stack []byte)) Option {
 	return func(c *config) { c.onPanic = f }
 }
