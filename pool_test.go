@@ -11,36 +11,79 @@ import (
 	"time"
 )
 
-// TestPoolHandOffUnderChurn floods pools of every queue size with a mix of Go
-// and Run from many goroutines, with tasks short enough that workers park and
-// wake all the time: every task must run exactly once and Stats must add up.
-// It exercises the races between a worker parking and a submitter queueing,
-// which would leave a task stranded in the queue (Shutdown would then hang).
+// TestPoolHandOffUnderChurn floods pools and thread pools of every queue
+// size with a mix of Go and Run from many goroutines, with tasks short
+// enough that workers park and wake all the time. The submit contexts take
+// each path a worker has (context.Background, context.TODO, a context with a
+// value, a cancellable one), and some tasks panic or call runtime.Goexit.
+// Every task must run exactly once, a Run must return only after its own
+// task, and Stats must add up. It exercises the races between a worker
+// parking and a submitter queueing, which would leave a task stranded in the
+// queue (Shutdown would then hang).
 func TestPoolHandOffUnderChurn(t *testing.T) {
 	const submitters, each = 8, 300
+	type key struct{}
+	cancellable, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	contexts := []context.Context{
+		context.Background(), context.TODO(), context.WithValue(context.Background(), key{}, 1), cancellable,
+	}
 	for _, tc := range []struct {
+		threads        bool
 		workers, queue int
 		full           FullPolicy
 	}{
-		{1, 0, Wait},
-		{4, 0, Wait},
-		{4, 2, Wait},
-		{4, 64, Wait},
-		{3, 1, Reject},
+		{false, 1, 0, Wait},
+		{false, 4, 0, Wait},
+		{false, 4, 2, Wait},
+		{false, 4, 64, Wait},
+		{false, 3, 1, Reject},
+		{true, 2, 0, Wait},
+		{true, 3, 2, Reject},
 	} {
-		t.Run(fmt.Sprintf("workers=%d,queue=%d,full=%v", tc.workers, tc.queue, tc.full), func(t *testing.T) {
-			e := Pool(tc.workers, Queue(tc.queue), Full(tc.full))
-			var ran, admitted, rejected atomic.Int64
-			task := func(context.Context) { ran.Add(1) }
+		kind := "pool"
+		if tc.threads {
+			kind = "threads"
+		}
+		t.Run(fmt.Sprintf("%s,workers=%d,queue=%d,full=%v", kind, tc.workers, tc.queue, tc.full), func(t *testing.T) {
+			opts := []Option{Queue(tc.queue), Full(tc.full), PanicHandler(func(string, any, []byte) {})}
+			newPool := Pool
+			if tc.threads {
+				newPool = Threads
+			}
+			e := newPool(tc.workers, opts...)
+			var ran, admitted, rejected, panicked atomic.Int64
 			var wg sync.WaitGroup
 			for s := range submitters {
 				wg.Go(func() {
-					submit := e.Go
-					if s%2 == 1 {
-						submit = e.Run
-					}
-					for range each {
-						switch err := submit(context.Background(), task); {
+					run := s%2 == 1
+					for i := range each {
+						ctx := contexts[(s+i)%len(contexts)]
+						mode := (s*7 + i) % 29 // 0: the task panics, 1: it calls runtime.Goexit
+						var finished atomic.Bool
+						task := func(context.Context) {
+							defer func() {
+								finished.Store(true)
+								ran.Add(1)
+							}()
+							switch mode {
+							case 0:
+								panicked.Add(1)
+								panic("churn")
+							case 1:
+								runtime.Goexit()
+							}
+						}
+						var err error
+						if run {
+							err = e.Run(ctx, task)
+							if err == nil && !finished.Load() {
+								t.Errorf("Run returned before its task finished (mode %d)", mode)
+							}
+						} else {
+							err = e.Go(ctx, task)
+						}
+						switch {
 						case err == nil:
 							admitted.Add(1)
 						case errors.Is(err, ErrRejected):
@@ -69,6 +112,9 @@ func TestPoolHandOffUnderChurn(t *testing.T) {
 			if s.Submitted != uint64(admitted.Load()) || s.Completed != s.Submitted || s.Rejected != uint64(rejected.Load()) {
 				t.Errorf("Stats submitted, completed, rejected = %d, %d, %d; want %d, %d, %d",
 					s.Submitted, s.Completed, s.Rejected, admitted.Load(), admitted.Load(), rejected.Load())
+			}
+			if s.Panicked != uint64(panicked.Load()) {
+				t.Errorf("Stats.Panicked = %d; want the %d tasks that panicked", s.Panicked, panicked.Load())
 			}
 			if s.Running != 0 || s.Queued != 0 || s.PeakRunning > tc.workers {
 				t.Errorf("Stats running, queued, peak = %d, %d, %d; want 0, 0, at most %d",
