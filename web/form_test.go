@@ -39,6 +39,7 @@ func TestURLEncodedForm(t *testing.T) {
 		{url.Values{"name": {"Bob"}}, 200, "Bob is 0"},
 		{url.Values{"age": {"36"}}, 400, `form field "name" is required` + "\n"},
 		{url.Values{"name": {"Ann"}, "age": {"old"}}, 400, `form field "age": "old" is not an integer` + "\n"},
+		{url.Values{"name": {"Ann"}, "age": {"1_000"}}, 400, `form field "age": "1_000" is not an integer` + "\n"},
 	}
 	for _, tt := range tests {
 		req := httptest.NewRequest("POST", "/signup", strings.NewReader(tt.form.Encode()))

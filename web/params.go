@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // Param returns the path parameter name ("" if the route has none by that
@@ -47,12 +48,18 @@ func ParamFloat(r *http.Request, name string) (float64, error) {
 }
 
 // parseFloat parses s as strconv.ParseFloat does, but only into a finite
-// number. ParseFloat also reads "NaN" and "Inf" (any case, signed, or spelt
-// "infinity") and turns a value beyond float64's range into ±Inf: numbers no
-// handler expects, which slip through comparisons (NaN < x and NaN >= x are
-// both false) and poison arithmetic. On failure, not says what s is not, for
-// the error message; it is "" on success.
+// decimal number. ParseFloat also reads "NaN" and "Inf" (any case, signed, or
+// spelt "infinity") and turns a value beyond float64's range into ±Inf:
+// numbers no handler expects, which slip through comparisons (NaN < x and
+// NaN >= x are both false) and poison arithmetic. It also reads Go's literal
+// syntax, underscores between digits ("1_000") and hexadecimal mantissas
+// ("0x1p4"), which no HTTP client means as a number and which the integer
+// parsers (strconv.Atoi, ParseInt in base 10) already refuse. On failure, not
+// says what s is not, for the error message; it is "" on success.
 func parseFloat(s string) (v float64, not string) {
+	if strings.ContainsAny(s, "_xX") { // no decimal number, NaN or Inf has these
+		return 0, "a number"
+	}
 	v, err := strconv.ParseFloat(s, 64)
 	switch {
 	case err == nil && !math.IsNaN(v) && !math.IsInf(v, 0):

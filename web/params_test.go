@@ -70,6 +70,16 @@ func TestTypedPathParams(t *testing.T) {
 		{"/float/-Infinity", 400, `path parameter "v": "-Infinity" is not a finite number` + "\n"},
 		{"/float/1e400", 400, `path parameter "v": "1e400" is not a finite number` + "\n"},
 		{"/float/-1e400", 400, `path parameter "v": "-1e400" is not a finite number` + "\n"},
+		// Go's literal syntax is not HTTP input: no digit separators, no hex.
+		{"/float/1_000", 400, `path parameter "v": "1_000" is not a number` + "\n"},
+		{"/float/1_000.5", 400, `path parameter "v": "1_000.5" is not a number` + "\n"},
+		{"/float/1e1_0", 400, `path parameter "v": "1e1_0" is not a number` + "\n"},
+		{"/float/0x1p4", 400, `path parameter "v": "0x1p4" is not a number` + "\n"},
+		{"/float/-0X1P-2", 400, `path parameter "v": "-0X1P-2" is not a number` + "\n"},
+		{"/int/1_000", 400, `path parameter "v": "1_000" is not an integer` + "\n"},
+		{"/int/0x10", 400, `path parameter "v": "0x10" is not an integer` + "\n"},
+		{"/int64/1_000", 400, `path parameter "v": "1_000" is not an integer` + "\n"},
+		{"/int64/0x10", 400, `path parameter "v": "0x10" is not an integer` + "\n"},
 	}
 	for _, tt := range tests {
 		rec := do(t, app, "GET", tt.target, "")
@@ -123,6 +133,10 @@ func TestQueryParams(t *testing.T) {
 		{"/search?q=go&ratio=-inf", 400, `query parameter "ratio": "-inf" is not a finite number` + "\n"},
 		{"/search?q=go&ratio=Infinity", 400, `query parameter "ratio": "Infinity" is not a finite number` + "\n"},
 		{"/search?q=go&ratio=2e308", 400, `query parameter "ratio": "2e308" is not a finite number` + "\n"},
+		{"/search?q=go&ratio=1_000", 400, `query parameter "ratio": "1_000" is not a number` + "\n"},
+		{"/search?q=go&ratio=0x1p-2", 400, `query parameter "ratio": "0x1p-2" is not a number` + "\n"},
+		{"/search?q=go&page=1_000", 400, `query parameter "page": "1_000" is not an integer` + "\n"},
+		{"/search?q=go&page=0x10", 400, `query parameter "page": "0x10" is not an integer` + "\n"},
 	}
 	for _, tt := range tests {
 		rec := do(t, app, "GET", tt.target, "")
