@@ -35,6 +35,8 @@ type App struct {
 	logger     *slog.Logger
 	metrics    *metrics
 
+	routeBodyTimeouts bool // some route has RouteBodyTimeout: wrap bodies even without an App timeout
+
 	executor loom.Executor   // default executor for routes
 	owned    []loom.Executor // executors the App made and must shut down
 	known    []loom.Executor // every executor routes use, for metrics
@@ -56,7 +58,7 @@ func New(opts ...Option) (*App, error) {
 	a := &App{mux: http.NewServeMux()}
 	a.closingCtx, a.closeSockets = context.WithCancel(context.Background())
 	a.socketsDone = make(chan struct{})
-	a.settings = settings{bodyLimit: DefaultBodyLimit, grace: 10 * time.Second}
+	a.settings = settings{bodyLimit: DefaultBodyLimit, bodyTimeout: DefaultBodyTimeout, grace: 10 * time.Second}
 	for _, opt := range opts {
 		opt(&a.settings)
 	}
@@ -68,6 +70,9 @@ func New(opts ...Option) (*App, error) {
 	// running; registering the route would panic later.
 	if p := a.settings.metricsPath; p != "" && !strings.HasPrefix(p, "/") {
 		return nil, fmt.Errorf("web: metrics path %q must start with /", p)
+	}
+	if d := a.settings.bodyTimeout; d < 0 {
+		return nil, fmt.Errorf("web: body timeout %v is negative (0 removes it)", d)
 	}
 	a.executor = a.settings.executor
 	if a.executor == nil && a.settings.executorSpec != "" {
@@ -164,8 +169,8 @@ func (a *App) executors() []loom.Executor {
 	return append([]loom.Executor(nil), a.known...)
 }
 
-// ServeHTTP serves r: it enforces the body limit, routes, and logs and
-// counts the response when the access log or metrics are on.
+// ServeHTTP serves r: it enforces the body limit and body timeout, routes,
+// and logs and counts the response when the access log or metrics are on.
 func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer a.recoverDecorator(w, r)
 	if r.Body != nil && r.Body != http.NoBody && a.settings.bodyLimit > 0 {
@@ -175,6 +180,12 @@ func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// The unwrapped writer lets MaxBytesReader close the connection.
 		r.Body = http.MaxBytesReader(w, r.Body, a.settings.bodyLimit)
+	}
+	// Armed here, before decorators and routing, so that a decorator reading
+	// the body and net/http discarding an unread one are bounded too. With
+	// no App timeout the body is still wrapped when a route has its own.
+	if a.settings.bodyTimeout > 0 || a.routeBodyTimeouts {
+		timeBody(w, r, a.settings.bodyTimeout)
 	}
 	if a.metrics == nil && !a.settings.accessLog {
 		a.handler.ServeHTTP(w, r)

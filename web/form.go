@@ -15,8 +15,9 @@ const DefaultMultipartMemory = 8 << 20
 
 // ParseForm parses an urlencoded or multipart body (and the query string)
 // into r.Form, r.PostForm and r.MultipartForm. Its errors are *Error values:
-// 413 beyond the body limit, 400 for a malformed body. Calling it again is
-// cheap. The Form helpers below call it for you.
+// 413 beyond the body limit, 408 for a body that did not arrive within the
+// BodyTimeout, 400 for a malformed body. Calling it again is cheap. The Form
+// helpers below call it for you.
 func ParseForm(r *http.Request) error {
 	if r.Form != nil && (r.MultipartForm != nil || !isMultipart(r)) {
 		return nil
@@ -27,15 +28,16 @@ func ParseForm(r *http.Request) error {
 	} else {
 		err = r.ParseForm()
 	}
-	var tooBig *http.MaxBytesError
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.As(err, &tooBig):
-		return tooLarge(tooBig.Limit)
-	default:
-		return badRequest("malformed form: %v", err)
 	}
+	if e := bodyError(err); e != nil {
+		return e
+	}
+	if e := expiredBody(r); e != nil {
+		return e
+	}
+	return badRequest("malformed form: %v", err)
 }
 
 func isMultipart(r *http.Request) bool {

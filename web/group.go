@@ -4,18 +4,20 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/loomrt/loom"
 )
 
 // A Group registers routes under a common path prefix with common
-// decorators and executor. The App is itself the root group. Groups are for
-// setting up an App and are not safe for concurrent use.
+// decorators, executor and body timeout. The App is itself the root group.
+// Groups are for setting up an App and are not safe for concurrent use.
 type Group struct {
-	app        *App
-	prefix     string
-	decorators []func(http.Handler) http.Handler
-	executor   loom.Executor // nil: the parent's
+	app         *App
+	prefix      string
+	decorators  []func(http.Handler) http.Handler
+	executor    loom.Executor  // nil: the parent's
+	bodyTimeout *time.Duration // nil: the parent's
 }
 
 // A RouteOption adjusts one route, or every route of a group.
@@ -35,8 +37,25 @@ func Executor(e loom.Executor) RouteOption {
 	return func(rt *route) { rt.executor = e }
 }
 
+// RouteBodyTimeout gives the route's (or group's) requests d to deliver
+// their body instead of the App's BodyTimeout, counted from when the request
+// reaches the route; d == 0 removes the deadline. It does not apply to a
+// body that a decorator of the App (App.Use) has already read to its end or
+// replaced: the App's timeout has governed that one. Use it for a route that
+// takes large uploads from slow clients:
+//
+//	app.Post("/upload", upload, web.RouteBodyTimeout(10*time.Minute))
+//
+// A negative d panics: it is a setup mistake.
+func RouteBodyTimeout(d time.Duration) RouteOption {
+	if d < 0 {
+		panic(fmt.Sprintf("web: RouteBodyTimeout(%v): negative duration (0 removes the timeout)", d))
+	}
+	return func(rt *route) { rt.bodyTimeout = &d }
+}
+
 // Group returns a group for routes under prefix (e.g. "/api"), inheriting
-// this group's decorators and executor; opts add to them.
+// this group's decorators, executor and body timeout; opts add to them.
 func (g *Group) Group(prefix string, opts ...RouteOption) *Group {
 	if prefix != "" && (!strings.HasPrefix(prefix, "/") || strings.HasSuffix(prefix, "/")) {
 		panic(fmt.Sprintf("web: group prefix %q must start with / and not end with /", prefix))
@@ -46,13 +65,17 @@ func (g *Group) Group(prefix string, opts ...RouteOption) *Group {
 		opt(&rt)
 	}
 	child := &Group{
-		app:        g.app,
-		prefix:     g.prefix + prefix,
-		decorators: append(append([]func(http.Handler) http.Handler(nil), g.decorators...), rt.decorators...),
-		executor:   g.executor,
+		app:         g.app,
+		prefix:      g.prefix + prefix,
+		decorators:  append(append([]func(http.Handler) http.Handler(nil), g.decorators...), rt.decorators...),
+		executor:    g.executor,
+		bodyTimeout: g.bodyTimeout,
 	}
 	if rt.executor != nil {
 		child.executor = rt.executor
+	}
+	if rt.bodyTimeout != nil {
+		child.bodyTimeout = rt.bodyTimeout
 	}
 	return child
 }
@@ -115,7 +138,7 @@ func (g *Group) Handle(method, path string, h http.Handler, opts ...RouteOption)
 	if strings.ContainsAny(method, " \t/{}") {
 		panic(fmt.Sprintf("web: bad method %q", method))
 	}
-	rt := &route{app: g.app, executor: g.executor}
+	rt := &route{app: g.app, executor: g.executor, bodyTimeout: g.bodyTimeout}
 	rt.decorators = append(rt.decorators, g.decorators...)
 	for _, opt := range opts {
 		opt(rt)
@@ -137,7 +160,12 @@ func (g *Group) Handle(method, path string, h http.Handler, opts ...RouteOption)
 	if method != "" {
 		pattern = method + " " + pattern
 	}
-	g.app.register(pattern, decorate(rt, rt.decorators))
+	var routed http.Handler = decorate(rt, rt.decorators)
+	if rt.bodyTimeout != nil {
+		routed = &bodyTimeoutRoute{timeout: *rt.bodyTimeout, next: routed}
+		g.app.routeBodyTimeouts = true
+	}
+	g.app.register(pattern, routed)
 }
 
 // register adds a pattern to the mux, turning net/http's panics on bad or

@@ -51,12 +51,11 @@ func (a *App) renderError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // writeError renders err as text, or as {"error": "..."} for clients that
-// accept JSON. Errors that are not an *Error (or a body-limit error) are
-// logged and shown as a bare 500.
+// accept JSON. Errors that are not an *Error (or a body-limit or
+// body-timeout error) are logged and shown as a bare 500.
 func writeError(w http.ResponseWriter, r *http.Request, err error, debug bool, logger *slog.Logger) {
 	status, message := http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError)
 	var e *Error
-	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &e):
 		status, message = e.status(), e.message()
@@ -64,8 +63,8 @@ func writeError(w http.ResponseWriter, r *http.Request, err error, debug bool, l
 			logger.LogAttrs(r.Context(), slog.LevelError, "handler error",
 				slog.String("route", r.Pattern), slog.String("error", err.Error()))
 		}
-	case errors.As(err, &tooBig):
-		status, message = http.StatusRequestEntityTooLarge, tooLarge(tooBig.Limit).Error()
+	case errors.As(bodyError(err), &e): // too large (413) or too slow (408)
+		status, message = e.status(), e.message()
 	default:
 		logger.LogAttrs(r.Context(), slog.LevelError, "handler error",
 			slog.String("route", r.Pattern), slog.String("error", err.Error()))
@@ -80,6 +79,11 @@ func writeError(w http.ResponseWriter, r *http.Request, err error, debug bool, l
 	h.Del("Content-Length")
 	h.Del("Content-Encoding")
 	h.Set("X-Content-Type-Options", "nosniff")
+	if status == http.StatusRequestTimeout {
+		// The rest of the body may still be on its way: the connection
+		// cannot carry another request (RFC 9110, 15.5.9).
+		h.Set("Connection", "close")
+	}
 	if wantsJSON(r) {
 		h.Set("Content-Type", "application/json")
 		w.WriteHeader(status)

@@ -61,8 +61,9 @@ func DisallowUnknownFields() JSONOption {
 // JSON adapts a typed function to a HandlerFunc: it decodes the request body
 // into In (unless In is Empty), calls fn, and encodes its result as JSON
 // with status 200 (or Out's StatusCode). Bad JSON is a 400 that says what
-// was wrong; a body over the limit is a 413; fn's error is rendered as any
-// HandlerFunc error. Options apply to the decoding, as for ReadJSON.
+// was wrong; a body over the limit is a 413, one that did not arrive within
+// the BodyTimeout a 408; fn's error is rendered as any HandlerFunc error.
+// Options apply to the decoding, as for ReadJSON.
 func JSON[In, Out any](fn func(r *http.Request, in In) (Out, error), opts ...JSONOption) HandlerFunc {
 	decoding := jsonOptions(opts)
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -86,9 +87,10 @@ func JSON[In, Out any](fn func(r *http.Request, in In) (Out, error), opts ...JSO
 
 // ReadJSON decodes the request body, which must hold exactly one JSON value,
 // into v. Its errors are *Error values ready to return from a handler: 415
-// for a non-JSON content type, 413 for a body over the limit, 400 naming the
-// problem (empty body, syntax error and offset, wrong type for a field, and
-// with DisallowUnknownFields a field v has no place for).
+// for a non-JSON content type, 413 for a body over the limit, 408 for a body
+// that did not arrive within the BodyTimeout, 400 naming the problem (empty
+// body, syntax error and offset, wrong type for a field, and with
+// DisallowUnknownFields a field v has no place for).
 func ReadJSON(r *http.Request, v any, opts ...JSONOption) error {
 	var decoding jsonDecoding
 	if len(opts) > 0 { // the options escape; keep the usual call free of them
@@ -116,9 +118,8 @@ func readJSON(r *http.Request, v any, decoding jsonDecoding) error {
 		return jsonError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return tooLarge(tooBig.Limit)
+		if e := bodyError(err); e != nil {
+			return e
 		}
 		return badRequest("malformed JSON: unexpected data after the value")
 	}
@@ -130,9 +131,11 @@ func hasJSONSuffix(mt string) bool {
 }
 
 func jsonError(err error) error {
+	if e := bodyError(err); e != nil {
+		return e
+	}
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
-	var tooBig *http.MaxBytesError
 	switch {
 	case errors.Is(err, io.EOF):
 		return badRequest("empty request body: want JSON")
@@ -145,8 +148,6 @@ func jsonError(err error) error {
 			return badRequest("JSON field %q: want %v, got %s", typ.Field, typ.Type, typ.Value)
 		}
 		return badRequest("JSON body: want %v, got %s", typ.Type, typ.Value)
-	case errors.As(err, &tooBig):
-		return tooLarge(tooBig.Limit)
 	}
 	// encoding/json has no error type for an unknown field, only this text.
 	if quoted, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {

@@ -19,6 +19,7 @@ type settings struct {
 	debug        bool
 	accessLog    bool
 	bodyLimit    int64
+	bodyTimeout  time.Duration
 	metricsPath  string
 	pprof        bool
 	grace        time.Duration
@@ -65,6 +66,29 @@ func AccessLog() Option {
 // 413. Without it the limit is DefaultBodyLimit; n <= 0 removes the limit.
 func BodyLimit(n int64) Option {
 	return func(s *settings) { s.bodyLimit = n }
+}
+
+// BodyTimeout gives each request d to deliver its body, counted from when
+// its headers have been read. A read of the body after that fails with an
+// error matching ErrBodyTimeout, which JSON, ReadJSON, the form helpers and
+// the App's error rendering turn into 408 Request Timeout; the connection is
+// then closed. Without it the timeout is DefaultBodyTimeout; d == 0 removes
+// it; a negative d makes New return an error. RouteBodyTimeout sets it for a
+// route or group (a large upload).
+//
+// It bounds how long a client that sends its headers and then trickles or
+// withholds the body can hold a handler and its executor slot, which
+// ReadHeaderTimeout does not. Unlike http.Server.ReadTimeout it covers only
+// the body and can differ by route: once the body has been read to its end,
+// net/http clears the deadline, so the handler may then take as long as it
+// needs. WebSockets are not affected: an upgrade has no body, and net/http
+// clears deadlines when the connection is taken over.
+//
+// It needs a writer that can set read deadlines (http.ResponseController),
+// as any net/http server's can. Under a server that has a ReadTimeout of its
+// own, and with a writer that cannot, requests are served without it.
+func BodyTimeout(d time.Duration) Option {
+	return func(s *settings) { s.bodyTimeout = d }
 }
 
 // Metrics serves Prometheus metrics at path (e.g. "/metrics"): requests by

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/loomrt/loom"
 )
@@ -22,6 +23,8 @@ type route struct {
 	decorators  []func(http.Handler) http.Handler
 	handlerFunc HandlerFunc  // set for the package's own handler form
 	handler     http.Handler // set for any other http.Handler
+
+	bodyTimeout *time.Duration // RouteBodyTimeout; nil: the App's
 
 	// neverWaits is set for executors that run at once or refuse (virtual):
 	// they get context.Background(), since the request's context would only

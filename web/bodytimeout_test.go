@@ -1,0 +1,391 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/loomrt/loom/web"
+)
+
+// bodyTimeout is short so that the tests run quickly; they assert what the
+// client gets, never how long it took, so a slow machine only makes them
+// slower.
+const bodyTimeout = 200 * time.Millisecond
+
+// outlast waits until a body deadline armed before the call has passed.
+// The wait is the scenario under test (a client or a handler slower than
+// the timeout), not a way to order goroutines.
+func outlast() { time.Sleep(3 * bodyTimeout) }
+
+// rawResponse is what a hand-written HTTP/1.1 client got back.
+type rawResponse struct {
+	status int
+	body   string
+	closed bool // the server said Connection: close, and closed it
+}
+
+// sendSlowly sends head (request line and headers, ending in a blank line)
+// and each part of the body to addr, calling between() between parts, and
+// reads the response. A client that stops sending is what the server must
+// not wait for: the read is bounded by a generous 10 s.
+func sendSlowly(t *testing.T, addr, head string, between func(), parts ...string) rawResponse {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, head); err != nil {
+		t.Fatal(err)
+	}
+	for i, part := range parts {
+		if i > 0 {
+			between()
+		}
+		if _, err := io.WriteString(conn, part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("reading the response: %v (no response within 10 s?)", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	if resp.Close { // else the connection is kept for another request
+		_, err = br.ReadByte()
+		closed = errors.Is(err, io.EOF)
+	}
+	return rawResponse{resp.StatusCode, string(body), closed}
+}
+
+// postHead is the head of a POST whose body is declared as n bytes.
+func postHead(path, contentType string, n int) string {
+	return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: test\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", path, contentType, n)
+}
+
+// TestBodyTimeoutAnswers408 has a client send its headers and part of the
+// body it announced (10 of 100 bytes), then stall: whatever reads the body
+// gets an error that matches ErrBodyTimeout, the handler ends, the client
+// gets a 408 that says why, and the connection is closed.
+func TestBodyTimeoutAnswers408(t *testing.T) {
+	app := newApp(t, web.BodyTimeout(bodyTimeout))
+	pool, err := app.NewExecutor("uploads", "pool:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	handled := make(chan error, 1)
+	app.Post("/json", func(w http.ResponseWriter, r *http.Request) error {
+		var v map[string]any
+		err := web.ReadJSON(r, &v)
+		handled <- err
+		if err != nil {
+			return err
+		}
+		return web.WriteJSON(w, http.StatusOK, v)
+	}, web.Executor(pool)) // one slot: the stalled request must give it back
+	app.Post("/form", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := web.FormRequired(r, "name")
+		handled <- err
+		return err
+	})
+	app.Post("/multipart", func(w http.ResponseWriter, r *http.Request) error {
+		f, _, err := web.FormFile(r, "file")
+		if err == nil {
+			f.Close()
+		}
+		handled <- err
+		return err
+	})
+	app.Post("/raw", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.ReadAll(r.Body)
+		handled <- err
+		return fmt.Errorf("read upload: %w", err)
+	})
+	url, _ := serveApp(t, app)
+	addr := strings.TrimPrefix(url, "http://")
+
+	const want = "request body not received within 200ms"
+	tests := []struct {
+		name, path, contentType string
+		body                    string // sent of len(body)+90 bytes
+	}{
+		{"ReadJSON", "/json", "application/json", `{"name": "`},
+		{"form", "/form", "application/x-www-form-urlencoded", "name=Ann&a"},
+		// The multipart parser reports a line cut short as malformed;
+		// the client still learns that it was too slow.
+		{"multipart header", "/multipart", "multipart/form-data; boundary=XX", "--XX\r\nCont"},
+		{"multipart file", "/multipart", "multipart/form-data; boundary=XX",
+			"--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nfirst bytes"},
+		{"io.ReadAll", "/raw", "application/octet-stream", "0123456789"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := sendSlowly(t, addr, postHead(tt.path, tt.contentType, len(tt.body)+90), nil, tt.body)
+			if got.status != http.StatusRequestTimeout || !strings.Contains(got.body, want) {
+				t.Errorf("got %d %q; want 408 saying %q", got.status, got.body, want)
+			}
+			if !got.closed {
+				t.Error("the connection was not closed after the 408")
+			}
+			select {
+			case err := <-handled:
+				if !errors.Is(err, web.ErrBodyTimeout) {
+					t.Errorf("the handler read %v; want an error matching ErrBodyTimeout", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the handler has not ended")
+			}
+		})
+	}
+
+	// The stalled request gave its slot back: the same route serves again.
+	client := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	resp, err := client.Post(url+"/json", "application/json", strings.NewReader(`{"name": "Ann"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != `{"name":"Ann"}`+"\n" {
+		t.Errorf("after a stalled request: got %d %q; want 200 and the echo", resp.StatusCode, body)
+	}
+	if err := <-handled; err != nil {
+		t.Errorf("ReadJSON of a whole body: %v", err)
+	}
+}
+
+// TestBodyTimeoutSparesWholeBodies checks that a body read in time is
+// unaffected, and that a handler that has read its body may then work
+// longer than the timeout: the deadline is lifted, so the request's context
+// is not cancelled and the response arrives on a connection that stays open.
+func TestBodyTimeoutSparesWholeBodies(t *testing.T) {
+	app := newApp(t, web.BodyTimeout(bodyTimeout))
+	app.Post("/slow", func(w http.ResponseWriter, r *http.Request) error {
+		var in struct{ Name string }
+		if err := web.ReadJSON(r, &in); err != nil {
+			return err
+		}
+		outlast()
+		if err := r.Context().Err(); err != nil {
+			return fmt.Errorf("context ended after the body was read: %w", err)
+		}
+		_, err := fmt.Fprintf(w, "hello %s", in.Name)
+		return err
+	})
+	url, _ := serveApp(t, app)
+	client := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	for _, name := range []string{"Ann", "Bob"} { // the second on the same connection
+		resp, err := client.Post(url+"/slow", "application/json", strings.NewReader(`{"name": "`+name+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(body) != "hello "+name {
+			t.Errorf("POST /slow: got %d %q; want 200 %q", resp.StatusCode, body, "hello "+name)
+		}
+	}
+}
+
+// TestRouteBodyTimeoutAfterADecoratorRead checks that a route's timeout does
+// not re-arm a body that an App decorator has read to its end, in place or
+// replacing it with a buffer: a deadline set then would cut net/http's
+// background read and cancel the context of a handler still working.
+func TestRouteBodyTimeoutAfterADecoratorRead(t *testing.T) {
+	app := newApp(t, web.BodyTimeout(0)) // the route's timeout is the only one
+	app.Use(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			if r.Header.Get("X-Replace") != "" {
+				r.Body = io.NopCloser(strings.NewReader(string(b)))
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	app.Post("/slow", func(w http.ResponseWriter, r *http.Request) error {
+		outlast()
+		if err := r.Context().Err(); err != nil {
+			return fmt.Errorf("context ended after the body was read: %w", err)
+		}
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%d bytes", len(b))
+		return err
+	}, web.RouteBodyTimeout(bodyTimeout))
+	url, _ := serveApp(t, app)
+	client := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	for _, replace := range []string{"", "yes"} {
+		req, err := http.NewRequest("POST", url+"/slow", strings.NewReader("0123456789"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Replace", replace)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := map[string]string{"": "0 bytes", "yes": "10 bytes"}[replace]
+		if resp.StatusCode != http.StatusOK || string(body) != want {
+			t.Errorf("X-Replace %q: got %d %q; want 200 %q", replace, resp.StatusCode, body, want)
+		}
+	}
+}
+
+// TestBodyTimeoutUnmatchedRoute checks that a stalled body sent to no route
+// does not hold the connection either: net/http reads what is left of an
+// unread body before it answers, and the deadline bounds that read.
+func TestBodyTimeoutUnmatchedRoute(t *testing.T) {
+	app := newApp(t, web.BodyTimeout(bodyTimeout))
+	url, _ := serveApp(t, app)
+	got := sendSlowly(t, strings.TrimPrefix(url, "http://"), postHead("/nowhere", "text/plain", 100), nil, "0123456789")
+	if got.status != http.StatusNotFound || !got.closed {
+		t.Errorf("got %d, closed %t; want 404 and the connection closed", got.status, got.closed)
+	}
+}
+
+// TestRouteBodyTimeout checks that a route or group overrides the App's
+// timeout in both directions: an upload route without one takes a body that
+// pauses longer than the App's, and a route with one bounds an App without.
+func TestRouteBodyTimeout(t *testing.T) {
+	size := func(w http.ResponseWriter, r *http.Request) error {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%d bytes", len(b))
+		return err
+	}
+	patient := newApp(t, web.BodyTimeout(bodyTimeout))
+	patient.Post("/upload", size, web.RouteBodyTimeout(0))
+	patient.Group("/big", web.RouteBodyTimeout(time.Hour)).Post("/upload", size)
+	patient.Post("/default", size)
+	strict := newApp(t, web.BodyTimeout(0))
+	strict.Post("/upload", size, web.RouteBodyTimeout(bodyTimeout))
+
+	patientURL, _ := serveApp(t, patient)
+	strictURL, _ := serveApp(t, strict)
+	tests := []struct {
+		url, path string
+		status    int
+		body      string
+	}{
+		{patientURL, "/upload", 200, "20 bytes"},
+		{patientURL, "/big/upload", 200, "20 bytes"},
+		{patientURL, "/default", 408, "request body not received within 200ms\n"},
+		{strictURL, "/upload", 408, "request body not received within 200ms\n"},
+	}
+	for _, tt := range tests {
+		addr := strings.TrimPrefix(tt.url, "http://")
+		got := sendSlowly(t, addr, postHead(tt.path, "text/plain", 20), outlast, "0123456789", "abcdefghij")
+		if got.status != tt.status || got.body != tt.body {
+			t.Errorf("%s (paused past the App's timeout): got %d %q; want %d %q", tt.path, got.status, got.body, tt.status, tt.body)
+		}
+	}
+}
+
+// TestBodyTimeoutMounted checks an App served by someone else's server (the
+// deadline applies) and by a writer that cannot set deadlines (the request
+// is served without one, not refused).
+func TestBodyTimeoutMounted(t *testing.T) {
+	app := newApp(t, web.BodyTimeout(bodyTimeout))
+	app.Post("/raw", func(w http.ResponseWriter, r *http.Request) error {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	})
+	srv := httptest.NewServer(app)
+	defer srv.Close()
+	got := sendSlowly(t, srv.Listener.Addr().String(), postHead("/raw", "text/plain", 100), nil, "0123456789")
+	if got.status != http.StatusRequestTimeout {
+		t.Errorf("under httptest.Server: got %d %q; want 408", got.status, got.body)
+	}
+	if rec := do(t, app, "POST", "/raw", "whole"); rec.Code != http.StatusOK || rec.Body.String() != "whole" {
+		t.Errorf("under a ResponseRecorder: got %d %q; want 200 whole", rec.Code, rec.Body.String())
+	}
+}
+
+// TestBodyTimeoutSparesWebSockets keeps a WebSocket open past the body
+// timeout and checks that it still echoes.
+func TestBodyTimeoutSparesWebSockets(t *testing.T) {
+	app := newApp(t, web.BodyTimeout(bodyTimeout))
+	app.WebSocket("/ws", echo, web.WebSocketOptions{})
+	url, _ := serveApp(t, app)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	for i, msg := range []string{"before", "after"} {
+		if i > 0 {
+			outlast()
+		}
+		if err := c.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+			t.Fatalf("write %q: %v", msg, err)
+		}
+		_, got, err := c.Read(ctx)
+		if err != nil || string(got) != msg {
+			t.Fatalf("echo of %q: got %q, %v", msg, got, err)
+		}
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+}
+
+func TestBodyTimeoutValidation(t *testing.T) {
+	_, err := web.New(web.ExecutorSpec("virtual"), web.BodyTimeout(-time.Second))
+	if err == nil || !strings.Contains(err.Error(), "body timeout -1s is negative") {
+		t.Errorf("New(BodyTimeout(-1s)): got %v; want an error saying the timeout is negative", err)
+	}
+	for _, d := range []time.Duration{0, time.Nanosecond, time.Hour} {
+		app, err := web.New(web.ExecutorSpec("virtual"), web.BodyTimeout(d))
+		if err != nil {
+			t.Errorf("New(BodyTimeout(%v)): %v", d, err)
+			continue
+		}
+		if err := app.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	defer func() {
+		v := recover()
+		if s, _ := v.(string); !strings.HasPrefix(s, "web: RouteBodyTimeout(-1s): negative") {
+			t.Errorf("RouteBodyTimeout(-1s): got panic %v; want a web: panic saying it is negative", v)
+		}
+	}()
+	web.RouteBodyTimeout(-time.Second)
+}
