@@ -74,6 +74,9 @@ func New(opts ...Option) (*App, error) {
 	if d := a.settings.bodyTimeout; d < 0 {
 		return nil, fmt.Errorf("web: body timeout %v is negative (0 removes it)", d)
 	}
+	if d := a.settings.grace; d < 0 {
+		return nil, fmt.Errorf("web: shutdown grace %v is negative (0 means the default, 10s)", d)
+	}
 	a.executor = a.settings.executor
 	if a.executor == nil && a.settings.executorSpec != "" {
 		e, err := loom.Parse(a.settings.executorSpec, loom.Name("http"))

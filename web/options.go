@@ -106,10 +106,11 @@ func Pprof() Option {
 }
 
 // ShutdownGrace sets how long Serve and Run wait for in-flight requests
-// after the stop signal before closing connections. Zero means 10 seconds.
+// after the stop signal before closing connections. Zero means the default,
+// 10 seconds; a negative d makes New return an error.
 func ShutdownGrace(d time.Duration) Option {
 	return func(s *settings) {
-		if d > 0 {
+		if d != 0 {
 			s.grace = d
 		}
 	}

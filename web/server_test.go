@@ -178,6 +178,20 @@ func TestMetricsPathMustBeAPath(t *testing.T) {
 	}
 }
 
+func TestShutdownGraceMustNotBeNegative(t *testing.T) {
+	_, err := web.New(web.ExecutorSpec("virtual"), web.ShutdownGrace(-time.Second))
+	if err == nil || !strings.Contains(err.Error(), "shutdown grace -1s is negative") {
+		t.Errorf("New with ShutdownGrace(-1s): got %v; want an error saying the grace is negative", err)
+	}
+	app, err := web.New(web.ExecutorSpec("virtual"), web.ShutdownGrace(0))
+	if err != nil {
+		t.Fatalf("New with ShutdownGrace(0) (the default): %v", err)
+	}
+	if err := app.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestMetricsWithExecutorsOfOneName(t *testing.T) {
 	// Two executors reporting the same name and kind would give Prometheus
 	// two series with one label set, and it refuses the whole scrape.
