@@ -5,11 +5,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/loomrt/loom/internal/cmdtest"
 	"go.uber.org/goleak"
 )
 
@@ -87,25 +87,10 @@ func TestRunRejectsBadInput(t *testing.T) {
 	}
 }
 
-// run serves until its context ends, then returns nil.
 func TestRunStopsCleanly(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"-addr", "127.0.0.1:0"}) }()
-	time.Sleep(50 * time.Millisecond) // let it start listening; a stop before that is fine too
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("run after cancel: got %v; want nil", err)
-	}
+	cmdtest.StopsCleanly(t, run, "-addr", "127.0.0.1:0")
 }
 
 func TestRunRejectsArguments(t *testing.T) {
-	// A cancelled context: if the argument were ignored, run would serve
-	// and stop at once, returning nil, rather than hang.
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	err := run(ctx, []string{"-addr", "127.0.0.1:0", "8080"})
-	if err == nil || !strings.Contains(err.Error(), `"8080"`) {
-		t.Errorf("run with a stray argument: got %v; want an error naming it", err)
-	}
+	cmdtest.RejectsStrayArgument(t, run, "-addr", "127.0.0.1:0")
 }
