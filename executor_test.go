@@ -27,6 +27,14 @@ var everyExecutor = []executorCase{
 	{"limit", func(opts ...Option) Executor { return Limit(4, append([]Option{Full(Wait)}, opts...)...) }},
 }
 
+// submitContexts returns, by name, a context.Background and a context that
+// can be cancelled: the executors take different paths for the two.
+func submitContexts(t *testing.T) map[string]context.Context {
+	cancellable, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return map[string]context.Context{"background": context.Background(), "cancellable": cancellable}
+}
+
 // shutdown shuts e down and fails the test if that fails.
 func shutdown(t *testing.T, e Executor) {
 	t.Helper()
@@ -118,11 +126,8 @@ func TestPanicIsRecovered(t *testing.T) {
 // and lets Shutdown finish, whether or not its submit context can be
 // cancelled (the executors take different paths for the two).
 func TestGoexitKeepsExecutorWhole(t *testing.T) {
-	cancellable, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	contexts := map[string]context.Context{"background": context.Background(), "cancellable": cancellable}
 	for _, tc := range everyExecutor {
-		for name, ctx := range contexts {
+		for name, ctx := range submitContexts(t) {
 			t.Run(tc.kind+"/"+name, func(t *testing.T) {
 				e := tc.make()
 				for range 3 {

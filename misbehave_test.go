@@ -88,11 +88,8 @@ func runOrGoexit(t *testing.T, e Executor, ctx context.Context, task Task) error
 // must still be counted, its worker or slot released, and the executor must
 // go on and shut down.
 func TestPanicHandlerMayGoexit(t *testing.T) {
-	cancellable, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	contexts := map[string]context.Context{"background": context.Background(), "cancellable": cancellable}
 	for _, tc := range everyExecutor {
-		for name, ctx := range contexts {
+		for name, ctx := range submitContexts(t) {
 			t.Run(tc.kind+"/"+name, func(t *testing.T) {
 				e := tc.make(PanicHandler(func(string, any, []byte) { runtime.Goexit() }))
 				if err := runOrGoexit(t, e, ctx, func(context.Context) { panic("boom") }); err != nil && err != errGoexit {
