@@ -1,0 +1,216 @@
+package loom
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// childEnv names the child-process test a re-executed test binary runs.
+const childEnv = "LOOM_TEST_CHILD"
+
+// runChild runs the test named test in a child process with childEnv set to
+// role, and returns its output. The thread limit these tests lower applies to
+// the whole process, so they cannot run in the parent.
+func runChild(t *testing.T, test, role string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	cmd.Env = append(os.Environ(), childEnv+"="+role)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// sleepThread holds the calling OS thread in nanosleep(2) for d, as a cgo
+// call or a blocking driver would: the runtime must start another thread
+// for the other goroutines.
+func sleepThread(d time.Duration) {
+	ts := syscall.NsecToTimespec(d.Nanoseconds())
+	for syscall.Nanosleep(&ts, &ts) == syscall.EINTR {
+	}
+}
+
+func TestBlockingKeepsThreadsUnderTheLimit(t *testing.T) {
+	switch os.Getenv(childEnv) {
+	case "blocking":
+		blockingChild(true)
+		return
+	case "unguarded":
+		blockingChild(false)
+		return
+	}
+	if testing.Short() {
+		t.Skip("starts child processes with a thousand blocked threads")
+	}
+	out, errOut, err := runChild(t, t.Name(), "blocking")
+	if err != nil || !strings.Contains(out, "calls=1000 ") {
+		t.Fatalf("guarded child: %v; want every call made and exit 0\nstdout: %s\nstderr: %s", err, out, lastLines(errOut, 5))
+	}
+	t.Logf("guarded child: %s", lineWith(out, "calls="))
+	// The control: the same calls without Blocking exhaust the threads. If
+	// it survived, the guarded run above would prove nothing.
+	_, errOut, err = runChild(t, t.Name(), "unguarded")
+	if err == nil || !strings.Contains(errOut, "thread exhaustion") {
+		t.Errorf("unguarded child: %v; want it to die of thread exhaustion\nstderr: %s", err, lastLines(errOut, 5))
+	}
+}
+
+// blockingChild makes a thousand calls that each hold a thread for 200 ms,
+// at once, under a thread limit of 300: through Blocking (bound 150, half
+// the limit) or directly.
+func blockingChild(guarded bool) {
+	debug.SetMaxThreads(300)
+	SetBlockingLimit(0, Wait)
+	bound, _ := BlockingLimit()
+	var inside, peak, calls atomic.Int64
+	call := func() {
+		n := inside.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		sleepThread(200 * time.Millisecond)
+		inside.Add(-1)
+		calls.Add(1)
+	}
+	var wg sync.WaitGroup
+	for range 1000 {
+		wg.Go(func() {
+			if !guarded {
+				call()
+				return
+			}
+			if err := Blocking(context.Background(), call); err != nil {
+				fmt.Println("Blocking:", err)
+			}
+		})
+	}
+	wg.Wait()
+	samples := newThreadSamples()
+	threads, _ := samples.read()
+	fmt.Printf("calls=%d peak=%d bound=%d threads=%d\n", calls.Load(), peak.Load(), bound, threads)
+	if peak.Load() > int64(bound) {
+		fmt.Println("peak above the bound")
+		os.Exit(2)
+	}
+}
+
+func TestThreadWatchTripsAndRecovers(t *testing.T) {
+	if os.Getenv(childEnv) == "watch" {
+		if err := watchChild(); err != nil {
+			fmt.Println("FAIL:", err)
+			os.Exit(2)
+		}
+		fmt.Println("PASS: watch")
+		return
+	}
+	if testing.Short() {
+		t.Skip("starts a child process with hundreds of blocked threads")
+	}
+	out, errOut, err := runChild(t, t.Name(), "watch")
+	if err != nil || !strings.Contains(out, "PASS: watch") {
+		t.Fatalf("child: %v\nstdout: %s\nstderr: %s", err, out, lastLines(errOut, 5))
+	}
+}
+
+// watchChild lowers the thread limit to 400, starts a watch with its
+// high-water mark at half (200 threads in use) and blocks threads one by one
+// until it trips; then releases them and waits for it to recover.
+func watchChild() error {
+	debug.SetMaxThreads(400)
+	var logs syncBuffer
+	w := &ThreadWatch{High: 0.5, Every: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	if err := w.Start(); err != nil {
+		return err
+	}
+	defer w.Close()
+	if threadRefusals.refuse("early") {
+		return fmt.Errorf("refusing before any thread blocked: %+v", w.Stats())
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	defer func() { stop.Store(true); wg.Wait() }()
+	for i := 0; !w.Stats().Tripped; i++ {
+		if i == 350 {
+			return fmt.Errorf("not tripped with %d goroutines blocked: %+v", i, w.Stats())
+		}
+		wg.Go(func() {
+			for !stop.Load() {
+				sleepThread(20 * time.Millisecond)
+			}
+		})
+		time.Sleep(2 * time.Millisecond) // let the thread start and the watch see it
+	}
+	s := w.Stats()
+	if s.InUse < s.High || s.High != 200 || s.Limit != 400 {
+		return fmt.Errorf("tripped with %d in use, high %d, limit %d; want at least 200, 200, 400", s.InUse, s.High, s.Limit)
+	}
+	if !threadRefusals.refuse("child") {
+		return fmt.Errorf("tripped but not refusing: %+v", s)
+	}
+	stop.Store(true)
+	wg.Wait()
+	deadline := time.Now().Add(20 * time.Second)
+	for w.Stats().Tripped {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("still tripped 20 s after every blocked goroutine returned: %+v", w.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if threadRefusals.refuse("late") {
+		return fmt.Errorf("refusing after recovering: %+v", w.Stats())
+	}
+	if got := w.Stats().Episodes; got != 1 {
+		return fmt.Errorf("%d episodes; want 1", got)
+	}
+	log := logs.String()
+	if strings.Count(log, "level=WARN") != 2 || !strings.Contains(log, `refused="child=1"`) {
+		return fmt.Errorf("log %q; want two lines, the second with refused=child=1", log)
+	}
+	fmt.Printf("tripped at %d in use (%d threads, peak %d)\n", s.InUse, s.Threads, s.PeakThreads)
+	return nil
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use, for a logger.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// lineWith returns the first line of s that contains sub.
+func lineWith(s, sub string) string {
+	for line := range strings.Lines(s) {
+		if strings.Contains(line, sub) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

@@ -1,0 +1,266 @@
+package loom
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A ThreadWatch guards the process against running out of OS threads. A
+// goroutine blocked in cgo or a raw system call holds a thread, and past the
+// runtime's limit (debug.SetMaxThreads, 10,000 by default) the process dies
+// with "fatal error: thread exhaustion". While it runs, the watch reads the
+// runtime's thread count (runtime/metrics) and, from the moment the count
+// reaches the high-water mark until it falls below the low-water mark, every
+// loom executor built without IgnoreThreadWatch refuses new tasks with
+// ErrRejected (web answers 503). It logs once when an episode begins and once
+// when it ends, naming the executors that refused tasks.
+//
+// The marks are fractions of the thread limit, read afresh as the watch
+// runs, so a later debug.SetMaxThreads moves them. In use are the threads of
+// goroutines in system calls or cgo, those running Go code, and those
+// ThreadPerTask holds; the runtime keeps idle threads for reuse, so the
+// total it owns never falls after a burst, and is reported apart.
+//
+// Set the fields, then call Start; the zero value is ready to use. Start
+// starts one goroutine, which Close stops. Several watches may run; the
+// executors refuse while any is tripped. Its methods are safe for
+// concurrent use.
+type ThreadWatch struct {
+	// High is the high-water mark, a fraction of the thread limit in (0, 1];
+	// 0 means 0.8.
+	High float64
+	// Low is the low-water mark, a fraction of the thread limit in
+	// (0, High); 0 means three quarters of High.
+	Low float64
+	// Every is how often the count is read once it is past half the
+	// high-water mark; below that, ten times less often. 0 means 1 ms,
+	// which stays ahead of the few thousand threads a second that the
+	// runtime creates for blocked goroutines on a small machine.
+	Every time.Duration
+	// Logger receives the episode reports; nil means slog.Default().
+	Logger *slog.Logger
+
+	mu      sync.Mutex // guards stop and done
+	stop    chan struct{}
+	done    chan struct{}
+	tripped atomic.Bool
+	threads atomic.Int64 // at the last reading
+	inUse   atomic.Int64 // at the last reading
+	peak    atomic.Int64
+	limit   atomic.Int64 // the thread limit at the last reading
+	trips   atomic.Uint64
+}
+
+// ErrWatchRunning is returned by Start on a ThreadWatch already started.
+var ErrWatchRunning = errors.New("loom: thread watch already running")
+
+// ThreadWatchStats is a snapshot of a ThreadWatch.
+type ThreadWatchStats struct {
+	Threads     int    // OS threads the runtime owns, at the last reading
+	InUse       int    // of which in use, estimated: the count the marks apply to
+	PeakThreads int    // the most threads seen
+	Limit       int    // the runtime's thread limit at the last reading
+	High, Low   int    // the marks, in threads
+	Tripped     bool   // executors refuse new tasks now
+	Episodes    uint64 // times it tripped
+}
+
+// Start reads the thread count once, then starts the goroutine that keeps
+// reading it. It returns an error, and starts nothing, if a mark is out of
+// range or the watch is running already.
+func (w *ThreadWatch) Start() error {
+	high, low := w.marks()
+	if high <= 0 || high > 1 {
+		return fmt.Errorf("loom: thread watch: high-water mark %v is not in (0, 1]", high)
+	}
+	if low <= 0 || low >= high {
+		return fmt.Errorf("loom: thread watch: low-water mark %v is not in (0, %v)", low, high)
+	}
+	if w.Every < 0 {
+		return fmt.Errorf("loom: thread watch: interval %v is negative", w.Every)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stop != nil {
+		return ErrWatchRunning
+	}
+	w.stop, w.done = make(chan struct{}), make(chan struct{})
+	samples := newThreadSamples()
+	next := w.check(samples)
+	go w.loop(samples, next, w.stop, w.done)
+	return nil
+}
+
+// Close stops the watch and waits for its goroutine to end; executors stop
+// refusing on its account. It returns nil, also when the watch is not
+// running, and may be called more than once.
+func (w *ThreadWatch) Close() error {
+	w.mu.Lock()
+	stop, done := w.stop, w.done
+	w.stop, w.done = nil, nil
+	w.mu.Unlock()
+	if stop == nil {
+		return nil
+	}
+	close(stop)
+	<-done
+	if w.tripped.Swap(false) {
+		w.untrip("the watch was closed")
+	}
+	return nil
+}
+
+// Stats returns a snapshot of the watch.
+func (w *ThreadWatch) Stats() ThreadWatchStats {
+	high, low := w.marks()
+	limit := int(w.limit.Load())
+	return ThreadWatchStats{
+		Threads:     int(w.threads.Load()),
+		InUse:       int(w.inUse.Load()),
+		PeakThreads: int(w.peak.Load()),
+		Limit:       limit,
+		High:        int(high * float64(limit)),
+		Low:         int(low * float64(limit)),
+		Tripped:     w.tripped.Load(),
+		Episodes:    w.trips.Load(),
+	}
+}
+
+func (w *ThreadWatch) marks() (high, low float64) {
+	high, low = w.High, w.Low
+	if high == 0 {
+		high = 0.8
+	}
+	if low == 0 {
+		low = high * 3 / 4
+	}
+	return high, low
+}
+
+func (w *ThreadWatch) logger() *slog.Logger {
+	if w.Logger != nil {
+		return w.Logger
+	}
+	return slog.Default()
+}
+
+func (w *ThreadWatch) loop(samples *threadSamples, next time.Duration, stop, done chan struct{}) {
+	defer close(done)
+	timer := time.NewTimer(next)
+	defer timer.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-timer.C:
+		}
+		timer.Reset(w.check(samples))
+	}
+}
+
+// check reads the count, trips or recovers, and returns when to read next.
+func (w *ThreadWatch) check(samples *threadSamples) time.Duration {
+	limit := readMaxThreads()
+	total, count := samples.read()
+	w.limit.Store(int64(limit))
+	w.threads.Store(int64(total))
+	w.inUse.Store(int64(count))
+	if int64(total) > w.peak.Load() {
+		w.peak.Store(int64(total))
+	}
+	highFraction, lowFraction := w.marks()
+	high := int(highFraction * float64(limit))
+	low := int(lowFraction * float64(limit))
+	switch {
+	case !w.tripped.Load() && count >= high:
+		w.tripped.Store(true)
+		w.trips.Add(1)
+		threadRefusals.trip()
+		w.logger().Warn("loom: OS threads past the high-water mark: executors refuse new tasks",
+			"in_use", count, "threads", total, "high", high, "low", low, "limit", limit)
+	case w.tripped.Load() && count < low:
+		w.tripped.Store(false)
+		w.untrip(fmt.Sprintf("%d threads in use, below the low-water mark %d", count, low))
+	}
+	every := w.Every
+	if every == 0 {
+		every = time.Millisecond
+	}
+	if count < high/2 {
+		every *= 10
+	}
+	return every
+}
+
+// untrip ends this watch's episode and reports it.
+func (w *ThreadWatch) untrip(why string) {
+	refused := threadRefusals.untrip()
+	w.logger().Warn("loom: thread watch episode over: executors admit tasks again",
+		"why", why, "refused", refused)
+}
+
+// threadRefusals counts the tripped watches, and the tasks each executor
+// refused during the current episode, for the report at its end.
+var threadRefusals refusals
+
+type refusals struct {
+	tripped atomic.Int32 // watches tripped now
+	mu      sync.Mutex
+	byName  map[string]uint64
+}
+
+func (r *refusals) trip() {
+	r.mu.Lock()
+	if r.tripped.Add(1) == 1 {
+		r.byName = make(map[string]uint64)
+	}
+	r.mu.Unlock()
+}
+
+// untrip returns "name=count, …" for the executors that refused tasks, if
+// this was the last tripped watch.
+func (r *refusals) untrip() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tripped.Add(-1) != 0 {
+		return "(another watch is still tripped)"
+	}
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(r.byName)) {
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		if name == "" {
+			fmt.Fprintf(&b, "(unnamed)=%d", r.byName[name])
+		} else {
+			fmt.Fprintf(&b, "%s=%d", name, r.byName[name])
+		}
+	}
+	r.byName = nil
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
+}
+
+// refuse reports whether a tripped watch refuses new tasks, and counts the
+// refusal against the executor called name. One atomic load while no watch
+// is tripped.
+func (r *refusals) refuse(name string) bool {
+	if r.tripped.Load() == 0 {
+		return false
+	}
+	r.mu.Lock()
+	if r.byName != nil {
+		r.byName[name]++
+	}
+	r.mu.Unlock()
+	return true
+}

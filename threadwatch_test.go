@@ -1,0 +1,59 @@
+package loom
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestThreadWatchStartErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		w    *ThreadWatch
+		want string
+	}{
+		{"high above 1", &ThreadWatch{High: 1.01}, "high-water mark 1.01"},
+		{"high negative", &ThreadWatch{High: -0.5}, "high-water mark -0.5"},
+		{"low at high", &ThreadWatch{High: 0.5, Low: 0.5}, "low-water mark 0.5"},
+		{"low negative", &ThreadWatch{Low: -0.1}, "low-water mark -0.1"},
+		{"interval negative", &ThreadWatch{Every: -1}, "interval -1ns"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.w.Start()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Start() = %v; want an error naming %q", err, tt.want)
+			}
+			tt.w.Close()
+		})
+	}
+}
+
+func TestThreadWatchLifecycle(t *testing.T) {
+	var w ThreadWatch
+	if err := w.Close(); err != nil {
+		t.Errorf("Close before Start = %v; want nil", err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatalf("Start() = %v", err)
+	}
+	if err := w.Start(); !errors.Is(err, ErrWatchRunning) {
+		t.Errorf("second Start() = %v; want ErrWatchRunning", err)
+	}
+	s := w.Stats()
+	if s.Threads <= 0 || s.InUse <= 0 || s.InUse > s.Threads || s.Limit != readMaxThreads() || s.High != s.Limit*8/10 || s.Tripped {
+		t.Errorf("Stats() = %+v; want threads, in use ≤ threads, the limit, high at 80%%, not tripped", s)
+	}
+	if err := w.Close(); err != nil {
+		t.Errorf("Close() = %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Errorf("second Close() = %v", err)
+	}
+	// Stopped watches may start again; goleak (TestMain) checks each
+	// Close ended its goroutine.
+	if err := w.Start(); err != nil {
+		t.Fatalf("Start after Close = %v", err)
+	}
+	w.Close()
+}
