@@ -43,6 +43,7 @@ type core struct {
 	epoch         time.Time
 	sampleShift   uint // see sampleShift; 64 times every task
 	untimed       bool // time no task: lets the benchmarks show what timing costs
+	ignoreThreads bool // IgnoreThreadWatch
 
 	// Admission and completion write the first group of counters. Virtual
 	// and ThreadPerTask write them at both ends of a task, and keep them on
@@ -59,6 +60,7 @@ type core struct {
 	peak      atomic.Int64
 	panicked  atomic.Uint64
 	abandoned atomic.Uint64
+	expired   atomic.Uint64
 	_         [64]byte
 	tallies   []tally // a pool's, one per worker; nil for other executors
 
@@ -96,6 +98,7 @@ func (c *core) init(kind string, cfg config, workers, queueCapacity int) {
 	c.workers = workers
 	c.queueCapacity = queueCapacity
 	c.full = cfg.full
+	c.ignoreThreads = cfg.ignoreThreads
 	c.onPanic = cfg.onPanic
 	if c.onPanic == nil {
 		logger := cfg.logger
@@ -113,6 +116,16 @@ func (c *core) init(kind string, cfg config, workers, queueCapacity int) {
 	}
 	c.gate.idle = make(chan struct{})
 	c.closing = make(chan struct{})
+}
+
+// refuses reports whether a tripped ThreadWatch refuses a new task, and
+// counts the refusal. While no watch is tripped it is one atomic load.
+func (c *core) refuses() bool {
+	if !threadRefusals.refuse(c.name, c.ignoreThreads) {
+		return false
+	}
+	c.rejected.Add(1)
+	return true
 }
 
 // stamp returns the admission time of task number n if it is timed, or 0.
@@ -247,6 +260,7 @@ func (c *core) snapshot() Stats {
 		Rejected:      c.rejected.Load(),
 		Panicked:      c.panicked.Load(),
 		Abandoned:     c.abandoned.Load(),
+		Expired:       c.expired.Load(),
 		Running:       int(max(running, 0)),
 		Queued:        int(max(queued, 0)),
 		PeakRunning:   int(c.peak.Load()),
@@ -260,7 +274,7 @@ func (c *core) snapshot() Stats {
 // once it is queued, by which time a worker may have run it: without this a
 // snapshot could show more tasks completed than submitted.
 func (s *Stats) settle() {
-	s.Submitted = max(s.Submitted, s.Completed+s.Abandoned+uint64(s.Running))
+	s.Submitted = max(s.Submitted, s.Completed+s.Abandoned+s.Expired+uint64(s.Running))
 }
 
 // shutdown is the Shutdown every executor shares: begin (run once) stops

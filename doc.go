@@ -7,7 +7,12 @@
 //   - Pool: N long-lived workers and a queue (a fixed platform-thread pool);
 //   - Threads: N workers, each locked to its own OS thread;
 //   - ThreadPerTask: a new OS thread per task (the control experiment);
-//   - Limit: a goroutine per task, at most N at once, the rest queued or shed.
+//   - Limit: a goroutine per task, at most N at once, the rest queued or shed;
+//   - Adaptive: Limit with N following measured latency (TCP Vegas).
+//
+// Blocking bounds the calls that hold OS threads (cgo, raw system calls), and
+// a ThreadWatch makes every executor shed load while the process runs short
+// of threads, before the runtime's "thread exhaustion" kills it.
 //
 // A short example:
 //

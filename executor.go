@@ -59,10 +59,10 @@ var (
 // Stats is a snapshot of an executor's counters. The counters are read one
 // after another, not all at one instant: while tasks move, Running and Queued
 // may be off by the tasks in motion. Once the executor is idle, Submitted =
-// Completed + Abandoned.
+// Completed + Abandoned + Expired.
 type Stats struct {
 	Name string // the executor's name (Name option); "" if unnamed
-	Kind string // "virtual", "pool", "threads", "thread-per-task" or "limit"
+	Kind string // "virtual", "pool", "threads", "thread-per-task", "limit" or "adaptive"
 
 	Workers       int // the most tasks that run at once; 0 means no bound
 	QueueCapacity int // the most admitted tasks that wait to start; 0 means none wait
@@ -72,6 +72,7 @@ type Stats struct {
 	Rejected  uint64 // calls refused with ErrRejected
 	Panicked  uint64 // tasks that panicked
 	Abandoned uint64 // admitted tasks Shutdown gave up on before they started
+	Expired   uint64 // queued tasks dropped, never run, because their context ended before their turn
 
 	Running int // tasks running now (Virtual, ThreadPerTask: admitted and not yet returned)
 	Queued  int // tasks admitted and waiting to run
@@ -84,6 +85,12 @@ type Stats struct {
 
 	QueueWait Percentiles // time from admission to start
 	RunTime   Percentiles // time from start to return
+
+	// Limit is an Adaptive executor's current limit (Workers is its
+	// maximum), and TargetLatency the run time at which the limit stops
+	// growing (0 while unknown); both are 0 for the other kinds.
+	Limit         int
+	TargetLatency time.Duration
 }
 
 // Percentiles summarises a latency distribution. The figures come from a

@@ -25,6 +25,9 @@ var everyExecutor = []executorCase{
 	{"threads", func(opts ...Option) Executor { return Threads(4, opts...) }},
 	{"thread-per-task", func(opts ...Option) Executor { return ThreadPerTask(opts...) }},
 	{"limit", func(opts ...Option) Executor { return Limit(4, append([]Option{Full(Wait)}, opts...)...) }},
+	{"adaptive", func(opts ...Option) Executor {
+		return Adaptive(append([]Option{Full(Wait), InitialLimit(4)}, opts...)...)
+	}},
 }
 
 // submitContexts returns, by name, a context.Background and a context that

@@ -135,6 +135,9 @@ func (l *limit) Run(ctx context.Context, t Task) error {
 
 // admit takes a ticket, waiting for one under Full(Wait).
 func (l *limit) admit(ctx context.Context) error {
+	if l.refuses() {
+		return ErrRejected
+	}
 	ok, isClosed := l.tickets.tryAcquire()
 	switch {
 	case ok:

@@ -40,6 +40,27 @@ type config struct {
 	full     FullPolicy
 	onPanic  func(name string, v any, stack []byte)
 	logger   *slog.Logger
+
+	// Adaptive's; 0 means the default.
+	limitMin, limitMax, limitInitial int
+	// ignoreThreads: admit tasks while a ThreadWatch is tripped.
+	ignoreThreads bool
+}
+
+// limits returns Adaptive's least, most and initial limit, defaults applied;
+// an initial limit outside the range is moved into it.
+func (c config) limits() (least, most, initial int) {
+	least, most, initial = c.limitMin, c.limitMax, c.limitInitial
+	if least == 0 {
+		least = adaptiveMin
+	}
+	if most == 0 {
+		most = max(adaptiveMax, least)
+	}
+	if initial == 0 {
+		initial = adaptiveInitial
+	}
+	return least, most, min(max(initial, least), most)
 }
 
 // Queue sets how many admitted tasks may wait for a free worker or slot;
@@ -92,6 +113,34 @@ func Logger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
 
+// LimitRange bounds the limit of an Adaptive executor: it never falls below
+// least nor rises above most. The default is 1 to 10,000. Only Adaptive
+// takes it; the other constructors panic when given it. It panics if least
+// is not positive or most is less than least.
+func LimitRange(least, most int) Option {
+	if least <= 0 || most < least {
+		panic(fmt.Sprintf("loom: LimitRange(%d, %d): want 0 < least <= most", least, most))
+	}
+	return func(c *config) { c.limitMin, c.limitMax = least, most }
+}
+
+// InitialLimit sets the limit an Adaptive executor starts with; the default
+// is 20, moved into LimitRange if outside it. Only Adaptive takes it; the
+// other constructors panic when given it. It panics if n is not positive.
+func InitialLimit(n int) Option {
+	if n <= 0 {
+		panic(fmt.Sprintf("loom: InitialLimit(%d): the limit must be positive", n))
+	}
+	return func(c *config) { c.limitInitial = n }
+}
+
+// IgnoreThreadWatch makes the executor admit tasks while a ThreadWatch is
+// tripped. By default every executor refuses new tasks with ErrRejected
+// then, so that a process short of OS threads sheds load instead of dying.
+func IgnoreThreadWatch() Option {
+	return func(c *config) { c.ignoreThreads = true }
+}
+
 // newConfig applies opts; kind names the executor in panic messages, and
 // bounded says whether Queue and Full apply to it.
 func newConfig(kind string, bounded bool, opts []Option) config {
@@ -101,6 +150,9 @@ func newConfig(kind string, bounded bool, opts []Option) config {
 	}
 	if !bounded && (c.queueSet || c.full != 0) {
 		panic(fmt.Sprintf("loom: %s executors never queue or fill up: Queue and Full do not apply", kind))
+	}
+	if kind != "adaptive" && (c.limitMin != 0 || c.limitInitial != 0) {
+		panic(fmt.Sprintf("loom: %s executors have no adaptive limit: LimitRange and InitialLimit do not apply", kind))
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()

@@ -135,7 +135,7 @@ func watchChild() error {
 		return err
 	}
 	defer w.Close()
-	if threadRefusals.refuse("early") {
+	if threadRefusals.refuse("early", false) {
 		return fmt.Errorf("refusing before any thread blocked: %+v", w.Stats())
 	}
 	var stop atomic.Bool
@@ -156,7 +156,7 @@ func watchChild() error {
 	if s.InUse < s.High || s.High != 200 || s.Limit != 400 {
 		return fmt.Errorf("tripped with %d in use, high %d, limit %d; want at least 200, 200, 400", s.InUse, s.High, s.Limit)
 	}
-	if !threadRefusals.refuse("child") {
+	if !threadRefusals.refuse("child", false) {
 		return fmt.Errorf("tripped but not refusing: %+v", s)
 	}
 	stop.Store(true)
@@ -168,7 +168,7 @@ func watchChild() error {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if threadRefusals.refuse("late") {
+	if threadRefusals.refuse("late", false) {
 		return fmt.Errorf("refusing after recovering: %+v", w.Stats())
 	}
 	if got := w.Stats().Episodes; got != 1 {

@@ -12,8 +12,9 @@ import (
 // when it next needs one). It is the control experiment that separates "a new
 // thread per task" (Java's Executors.newThreadPerTaskExecutor with platform
 // threads) from "a new virtual thread per task": every task pays for creating
-// and destroying a thread. It is never full, never queues and never rejects;
-// Queue and Full do not apply and make it panic. Nor does it bound its
+// and destroying a thread. It is never full and never queues; Queue and Full
+// do not apply and make it panic. It rejects only while a ThreadWatch is
+// tripped (see IgnoreThreadWatch). Nor does it bound its
 // threads: more tasks running at once than the runtime's thread limit
 // (10,000 by default, debug.SetMaxThreads) crash the process, as platform
 // threads exhaust a JVM; keep the tasks in flight below it.
@@ -38,6 +39,9 @@ var _ Executor = (*threadPerTask)(nil)
 
 // Go runs t on a new OS thread.
 func (e *threadPerTask) Go(ctx context.Context, t Task) error {
+	if e.refuses() {
+		return ErrRejected
+	}
 	inside, ok := e.gate.enter()
 	if !ok {
 		return ErrClosed
@@ -49,6 +53,9 @@ func (e *threadPerTask) Go(ctx context.Context, t Task) error {
 
 // Run runs t on a new OS thread and waits for it to return.
 func (e *threadPerTask) Run(ctx context.Context, t Task) error {
+	if e.refuses() {
+		return ErrRejected
+	}
 	inside, ok := e.gate.enter()
 	if !ok {
 		return ErrClosed

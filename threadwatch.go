@@ -250,11 +250,11 @@ func (r *refusals) untrip() string {
 	return b.String()
 }
 
-// refuse reports whether a tripped watch refuses new tasks, and counts the
-// refusal against the executor called name. One atomic load while no watch
-// is tripped.
-func (r *refusals) refuse(name string) bool {
-	if r.tripped.Load() == 0 {
+// refuse reports whether a tripped watch refuses new tasks, unless ignore
+// is set, and counts the refusal against the executor called name. One
+// atomic load while no watch is tripped.
+func (r *refusals) refuse(name string, ignore bool) bool {
+	if r.tripped.Load() == 0 || ignore {
 		return false
 	}
 	r.mu.Lock()

@@ -1,6 +1,7 @@
 package loom
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -56,4 +57,45 @@ func TestThreadWatchLifecycle(t *testing.T) {
 		t.Fatalf("Start after Close = %v", err)
 	}
 	w.Close()
+}
+
+func TestThreadWatchRefusal(t *testing.T) {
+	for _, tc := range everyExecutor {
+		if tc.kind == "pool" || tc.kind == "threads" {
+			continue // not yet guarded
+		}
+		t.Run(tc.kind, func(t *testing.T) {
+			threadRefusals.trip()
+			tripped := true
+			untrip := func() {
+				if tripped {
+					tripped = false
+					threadRefusals.untrip()
+				}
+			}
+			defer untrip()
+			e := tc.make(Name("guarded"))
+			defer shutdown(t, e)
+			for name, submit := range map[string]func(context.Context, Task) error{"Go": e.Go, "Run": e.Run} {
+				if err := submit(context.Background(), func(context.Context) {}); !errors.Is(err, ErrRejected) {
+					t.Errorf("%s while tripped = %v; want ErrRejected", name, err)
+				}
+			}
+			ignoring := tc.make(IgnoreThreadWatch())
+			defer shutdown(t, ignoring)
+			if err := ignoring.Run(context.Background(), func(context.Context) {}); err != nil {
+				t.Errorf("Run with IgnoreThreadWatch while tripped = %v; want nil", err)
+			}
+			if got := threadRefusals.untrip(); got != "guarded=2" {
+				t.Errorf("episode report %q; want guarded=2", got)
+			}
+			tripped = false
+			if err := e.Run(context.Background(), func(context.Context) {}); err != nil {
+				t.Errorf("Run after the watch recovered = %v; want nil", err)
+			}
+			if got := e.Stats().Rejected; got != 2 {
+				t.Errorf("Rejected = %d; want 2", got)
+			}
+		})
+	}
 }

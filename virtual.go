@@ -7,8 +7,9 @@ import (
 
 // Virtual returns an executor that runs each task on a new goroutine: Go's
 // counterpart of a virtual thread per task (Executors.newVirtualThreadPerTaskExecutor).
-// It is never full, never queues and never rejects; Queue and Full do not
-// apply and make it panic. Use it when tasks mostly wait (I/O, sleeps, other
+// It is never full and never queues; Queue and Full do not apply and make it
+// panic. It rejects only while a ThreadWatch is tripped (see
+// IgnoreThreadWatch). Use it when tasks mostly wait (I/O, sleeps, other
 // services) and nothing downstream needs protecting; bound it with Limit when
 // something does.
 //
@@ -34,6 +35,9 @@ var _ Executor = (*virtual)(nil)
 
 // Go runs t on a new goroutine.
 func (v *virtual) Go(ctx context.Context, t Task) error {
+	if v.refuses() {
+		return ErrRejected
+	}
 	n, ok := v.gate.enter()
 	if !ok {
 		return ErrClosed
@@ -51,6 +55,9 @@ func (v *virtual) goroutine(ctx context.Context, t Task, admitted int64) {
 
 // Run runs t on the caller's goroutine.
 func (v *virtual) Run(ctx context.Context, t Task) error {
+	if v.refuses() {
+		return ErrRejected
+	}
 	inside, ok := v.gate.enter()
 	if !ok {
 		return ErrClosed

@@ -1,0 +1,310 @@
+package loom
+
+import (
+	"context"
+	"fmt"
+	"runtime/pprof"
+	"sync"
+	"time"
+)
+
+// Adaptive returns an executor like Limit whose limit follows measured
+// latency instead of being chosen by hand: it runs each task on its own
+// goroutine, at most the current limit at once, and moves the limit with the
+// TCP Vegas algorithm (Brakmo and Peterson, IEEE JSAC 1995) as Netflix's
+// concurrency-limits VegasLimit applies it to servers. From the lowest recent
+// latency it estimates how many tasks wait downstream (a database's pool, a
+// service), raises the limit while few do and lowers it while many do, so
+// that what is behind the executor stays busy without a queue building up.
+//
+// The limit starts at InitialLimit (default 20) and stays within LimitRange
+// (default 1 to 10,000). Every task's run time is measured; a task whose
+// context had ended when it returned never lowers the latency estimate nor
+// raises the limit, and counts as a drop when it ran for more than twice the
+// lowest latency, so callers that give up at once cannot make the resource
+// look idle and a plateau of timeouts lowers the limit instead of growing it.
+// Stats.Limit is the current limit and Stats.TargetLatency the latency at
+// which it stops growing.
+//
+// Queue, Full and the rest of the contract are Limit's, with Queue(0) and
+// Full(Reject) by default. A queued task whose context has ended when its
+// turn comes is dropped, never run, and counted in Stats.Expired; Run then
+// returns the context's error. Admission and completion each take a mutex
+// and read the clock. Adaptive is safe for concurrent use.
+func Adaptive(opts ...Option) Executor {
+	cfg := newConfig("adaptive", true, opts)
+	if cfg.full == 0 {
+		cfg.full = Reject
+	}
+	least, most, initial := cfg.limits()
+	a := &adaptive{
+		alg:  newVegas(initial, least, most, adaptiveBaseWindow),
+		idle: make(chan struct{}),
+	}
+	a.limit = a.alg.current()
+	a.init("adaptive", cfg, most, cfg.queue)
+	a.counts = a.taskCounts
+	return a
+}
+
+type adaptive struct {
+	core
+
+	mu       sync.Mutex
+	alg      vegas
+	limit    int // alg.current()
+	running  int
+	queue    entryQueue
+	room     chan struct{} // closed when room frees up, for callers under Full(Wait); nil if none wait
+	shut     bool          // Shutdown has begun
+	idleShut bool
+	idle     chan struct{} // closed once shut and nothing runs or waits
+}
+
+var _ Executor = (*adaptive)(nil)
+
+// An entry is a task admitted to the queue.
+type entry struct {
+	ctx      context.Context
+	task     Task
+	admitted int64       // core.stamp
+	turn     chan result // Run's: told when the task's turn comes; nil for Go
+	next     *entry
+}
+
+// result is what a queued Run is told when it leaves the queue.
+type result int
+
+const (
+	started result = iota // the caller holds a slot: run the task
+	expired               // its context ended before its turn
+	dropped               // Shutdown gave up on it
+)
+
+type entryQueue struct {
+	head, tail *entry
+	len        int
+}
+
+func (q *entryQueue) push(e *entry) {
+	if q.tail == nil {
+		q.head = e
+	} else {
+		q.tail.next = e
+	}
+	q.tail = e
+	q.len++
+}
+
+func (q *entryQueue) pop() *entry {
+	e := q.head
+	q.head = e.next
+	if q.head == nil {
+		q.tail = nil
+	}
+	e.next = nil
+	q.len--
+	return e
+}
+
+// Go admits t and runs it on a new goroutine, now or when its turn comes.
+func (a *adaptive) Go(ctx context.Context, t Task) error {
+	return a.submit(ctx, t, false)
+}
+
+// Run admits t and runs it on the caller's goroutine once it has a slot.
+func (a *adaptive) Run(ctx context.Context, t Task) error {
+	return a.submit(ctx, t, true)
+}
+
+func (a *adaptive) submit(ctx context.Context, t Task, inline bool) error {
+	if a.refuses() {
+		return ErrRejected
+	}
+	a.mu.Lock()
+	for {
+		switch {
+		case a.shut:
+			a.mu.Unlock()
+			return ErrClosed
+		case a.running < a.limit:
+			a.running++
+			a.observe(int64(a.running))
+			a.mu.Unlock()
+			n := a.submitted.Add(1)
+			if inline {
+				a.execute(ctx, t, a.stamp(n))
+			} else {
+				go a.goroutine(ctx, t, a.stamp(n))
+			}
+			return nil
+		case a.queue.len < a.queueCapacity:
+			n := a.submitted.Add(1)
+			e := &entry{ctx: ctx, task: t, admitted: a.stamp(n)}
+			if !inline {
+				a.queue.push(e)
+				a.mu.Unlock()
+				return nil
+			}
+			e.turn = make(chan result, 1)
+			a.queue.push(e)
+			a.mu.Unlock()
+			return a.await(e)
+		case a.full == Reject:
+			a.mu.Unlock()
+			a.rejected.Add(1)
+			return ErrRejected
+		}
+		if a.room == nil {
+			a.room = make(chan struct{})
+		}
+		room := a.room
+		a.mu.Unlock()
+		select {
+		case <-room:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		a.mu.Lock()
+	}
+}
+
+// await waits for a queued Run's turn and runs its task.
+func (a *adaptive) await(e *entry) error {
+	switch <-e.turn {
+	case expired:
+		return e.ctx.Err()
+	case dropped:
+		return ErrAbandoned
+	}
+	a.execute(e.ctx, e.task, e.admitted)
+	return nil
+}
+
+func (a *adaptive) goroutine(ctx context.Context, t Task, admitted int64) {
+	pprof.SetGoroutineLabels(a.labels)
+	a.execute(ctx, t, admitted)
+}
+
+// execute runs a task that holds a slot, and gives the slot back.
+func (a *adaptive) execute(ctx context.Context, t Task, admitted int64) {
+	start := a.now()
+	defer a.finish(ctx, start) // deferred, in case t calls runtime.Goexit
+	a.run(ctx, t, admitted, nil)
+}
+
+func (a *adaptive) now() time.Duration { return time.Since(a.epoch) }
+
+// finish gives a slot back, feeds the task's latency to the limit and hands
+// the freed slots to the queue.
+func (a *adaptive) finish(ctx context.Context, start time.Duration) {
+	now := a.now()
+	o := succeeded
+	if ctx.Err() != nil {
+		o = cancelled
+	}
+	a.mu.Lock()
+	if !a.abandoning.Load() {
+		a.alg.observe(start, now-start, now, a.running, o)
+		a.limit = a.alg.current()
+	}
+	a.running--
+	a.dispatch()
+	a.mu.Unlock()
+}
+
+// dispatch starts queued tasks while there are free slots, drops those whose
+// context has ended, and wakes the callers waiting for room. The caller
+// holds mu.
+func (a *adaptive) dispatch() {
+	for a.running < a.limit && a.queue.len > 0 {
+		e := a.queue.pop()
+		if a.abandoning.Load() {
+			a.abandoned.Add(1)
+			if e.turn != nil {
+				e.turn <- dropped
+			}
+			continue
+		}
+		if e.ctx.Err() != nil {
+			a.expired.Add(1)
+			if e.turn != nil {
+				e.turn <- expired
+			}
+			continue
+		}
+		a.running++
+		a.observe(int64(a.running))
+		if e.turn != nil {
+			e.turn <- started
+		} else {
+			go a.goroutine(e.ctx, e.task, e.admitted)
+		}
+	}
+	if a.room != nil && (a.running < a.limit || a.queue.len < a.queueCapacity) {
+		close(a.room)
+		a.room = nil
+	}
+	if a.shut && a.running == 0 && a.queue.len == 0 && !a.idleShut {
+		a.idleShut = true
+		close(a.idle)
+	}
+}
+
+// Shutdown stops admitting tasks and waits for the admitted ones, queued
+// ones included, to return. If ctx ends first, it cancels the running tasks'
+// contexts, abandons the queued ones (a waiting Run returns ErrAbandoned) and
+// returns an error wrapping ErrAbandoned and ctx.Err(). Shutdown may be
+// called more than once and concurrently.
+func (a *adaptive) Shutdown(ctx context.Context) error {
+	return a.shutdown(ctx, a.begin, a.idle, a.drop)
+}
+
+func (a *adaptive) begin() {
+	a.mu.Lock()
+	a.shut = true
+	close(a.closing)
+	if a.room != nil {
+		close(a.room)
+		a.room = nil
+	}
+	a.dispatch()
+	a.mu.Unlock()
+}
+
+// drop abandons every queued task.
+func (a *adaptive) drop() {
+	a.mu.Lock()
+	for a.queue.len > 0 {
+		e := a.queue.pop()
+		a.abandoned.Add(1)
+		if e.turn != nil {
+			e.turn <- dropped
+		}
+	}
+	a.dispatch()
+	a.mu.Unlock()
+}
+
+func (a *adaptive) taskCounts() (running, queued int64, completed uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return int64(a.running), int64(a.queue.len), a.completed.Load()
+}
+
+// Stats returns a snapshot of the executor's counters, with the current
+// limit and the latency it targets.
+func (a *adaptive) Stats() Stats {
+	s := a.stats()
+	a.mu.Lock()
+	s.Limit = a.limit
+	s.TargetLatency = a.alg.target()
+	a.mu.Unlock()
+	return s
+}
+
+// String describes the limit, for logs.
+func (a *adaptive) String() string {
+	s := a.Stats()
+	return fmt.Sprintf("adaptive %q: limit %d, target latency %v", s.Name, s.Limit, s.TargetLatency)
+}

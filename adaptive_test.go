@@ -1,0 +1,130 @@
+package loom
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// occupy submits n tasks to e with Go that wait for release, and waits
+// until they all run.
+func occupy(t *testing.T, e Executor, n int) (release func()) {
+	t.Helper()
+	running := make(chan struct{})
+	gate := make(chan struct{})
+	for i := range n {
+		if err := e.Go(context.Background(), func(context.Context) {
+			running <- struct{}{}
+			<-gate
+		}); err != nil {
+			t.Fatalf("Go %d: %v", i, err)
+		}
+	}
+	for range n {
+		<-running
+	}
+	return func() { close(gate) }
+}
+
+func TestAdaptiveHoldsItsLimit(t *testing.T) {
+	e := Adaptive(LimitRange(3, 3))
+	defer shutdown(t, e)
+	release := occupy(t, e, 3) // exactly at the limit
+	if err := e.Go(context.Background(), func(context.Context) {}); !errors.Is(err, ErrRejected) {
+		t.Errorf("Go one past the limit = %v; want ErrRejected", err)
+	}
+	s := e.Stats()
+	if s.Kind != "adaptive" || s.Limit != 3 || s.Workers != 3 || s.Running != 3 || s.Rejected != 1 {
+		t.Errorf("Stats = %+v; want kind adaptive, limit 3, workers 3, running 3, rejected 1", s)
+	}
+	release()
+}
+
+func TestAdaptiveDropsExpiredTasks(t *testing.T) {
+	for _, submit := range []string{"Go", "Run"} {
+		t.Run(submit, func(t *testing.T) {
+			e := Adaptive(LimitRange(1, 1), Queue(1))
+			release := occupy(t, e, 1)
+			ctx, cancel := context.WithCancel(context.Background())
+			ran := false
+			task := func(context.Context) { ran = true }
+			result := make(chan error, 1)
+			if submit == "Go" {
+				result <- e.Go(ctx, task)
+			} else {
+				go func() { result <- e.Run(ctx, task) }()
+			}
+			waitFor(t, func() bool { return e.Stats().Queued == 1 })
+			cancel() // its context ends while it waits its turn
+			release()
+			err := <-result
+			shutdown(t, e)
+			want := error(nil)
+			if submit == "Run" {
+				want = context.Canceled
+			}
+			if !errors.Is(err, want) || ran {
+				t.Errorf("%s = %v, task ran %v; want %v, never run", submit, err, ran, want)
+			}
+			s := e.Stats()
+			if s.Expired != 1 || s.Submitted != s.Completed+s.Expired || s.Completed != 1 {
+				t.Errorf("Stats = %+v; want 1 expired, 1 completed, submitted = completed + expired", s)
+			}
+		})
+	}
+}
+
+func TestAdaptiveStartsWithinItsRange(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []Option
+		want int
+	}{
+		{"default", nil, adaptiveInitial},
+		{"initial", []Option{InitialLimit(7)}, 7},
+		{"initial below range", []Option{InitialLimit(2), LimitRange(5, 9)}, 5},
+		{"initial above range", []Option{InitialLimit(50), LimitRange(5, 9)}, 9},
+		{"range at one", []Option{LimitRange(1, 1)}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := Adaptive(tt.opts...)
+			defer shutdown(t, e)
+			if got := e.Stats().Limit; got != tt.want {
+				t.Errorf("limit %d; want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAdaptiveOptionsPanic(t *testing.T) {
+	tests := []struct {
+		name string
+		f    func()
+	}{
+		{"LimitRange(0, 5)", func() { LimitRange(0, 5) }},
+		{"LimitRange(5, 4)", func() { LimitRange(5, 4) }},
+		{"InitialLimit(0)", func() { InitialLimit(0) }},
+		{"Limit with LimitRange", func() { Limit(4, LimitRange(1, 2)) }},
+		{"Virtual with InitialLimit", func() { Virtual(InitialLimit(2)) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s did not panic", tt.name)
+				}
+			}()
+			tt.f()
+		})
+	}
+}
+
+// waitFor polls cond until it holds; the test's own timeout bounds it.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		time.Sleep(100 * time.Microsecond)
+	}
+}
