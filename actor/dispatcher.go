@@ -1,0 +1,247 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/loomrt/loom"
+)
+
+// DefaultThroughput is the most messages a mailbox handles per turn when its
+// Dispatcher does not say (see docs/actor.md for the sweep that chose it).
+const DefaultThroughput = 64
+
+// DefaultDispatcher is the dispatcher of actors whose Props name none. Its
+// executor is the one called "actors": LOOM_EXECUTOR_ACTORS, else
+// LOOM_EXECUTOR, else virtual, like every other executor of the application.
+const DefaultDispatcher = "actors"
+
+// A Dispatcher runs mailboxes: an executor and a throughput. A mailbox that
+// receives a message while idle is handed to the executor as one task (a
+// turn), which handles up to Throughput messages and then yields, so that
+// one busy actor does not keep the others from the executor.
+//
+// Every System has the dispatchers of Dispatchers(); WithDispatcher adds or
+// replaces one.
+type Dispatcher struct {
+	// Name is what Props.Dispatcher refers to, and the executor's name:
+	// LOOM_EXECUTOR_<NAME> (loom.EnvVar) overrides Spec.
+	Name string
+	// Spec is the executor spec (loom.Parse) when LOOM_EXECUTOR_<NAME> is
+	// unset; "" follows LOOM_EXECUTOR, else "virtual".
+	Spec string
+	// PerActor builds one executor from the spec for every actor, shut down
+	// when the actor stops: with "pool:1" an actor always runs on its own
+	// goroutine, with "threads:1" on its own OS thread (Akka's
+	// PinnedDispatcher).
+	PerActor bool
+	// Throughput is the most messages a mailbox handles per turn; 0 means
+	// DefaultThroughput.
+	Throughput int
+}
+
+// Dispatchers returns the dispatchers every System starts with:
+//
+//	actors    DefaultDispatcher: LOOM_EXECUTOR_ACTORS, else LOOM_EXECUTOR, else virtual
+//	pool      pool:GOMAXPROCS, Akka's fork-join dispatcher: the fastest for message-heavy actors
+//	virtual   a new goroutine per turn, Akka's virtual-thread-executor
+//	pinned    pool:1 per actor, Akka's PinnedDispatcher (threads:1 locks each to an OS thread)
+//	blocking  pool:16, Akka's default-blocking-io-dispatcher: for actors that block
+//
+// Each is switched by its own variable, LOOM_EXECUTOR_POOL and so on.
+func Dispatchers() []Dispatcher {
+	return []Dispatcher{
+		{Name: DefaultDispatcher},
+		{Name: "pool", Spec: fmt.Sprintf("pool:%d", runtime.GOMAXPROCS(0))},
+		{Name: "virtual", Spec: "virtual"},
+		{Name: "pinned", Spec: "pool:1", PerActor: true},
+		{Name: "blocking", Spec: "pool:16"},
+	}
+}
+
+// executorFor builds the executor called name: the spec in
+// LOOM_EXECUTOR_<NAME>, else fallback if not empty, else LOOM_EXECUTOR, else
+// virtual.
+func executorFor(name, fallback string) (loom.Executor, error) {
+	if spec, ok := os.LookupEnv(loom.EnvVar(name)); ok && strings.TrimSpace(spec) != "" {
+		e, err := loom.Parse(spec, loom.Name(name))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", loom.EnvVar(name), err)
+		}
+		return e, nil
+	}
+	if fallback == "" {
+		return loom.FromEnv(name)
+	}
+	return loom.Parse(fallback, loom.Name(name))
+}
+
+// dispatcher is a Dispatcher at work. Turns go to the executor without
+// waiting: an executor with a bounded queue (a pool) would otherwise block a
+// turn that wakes another mailbox while every worker does the same, and
+// nothing would run again. So at most limit turns (the executor's workers
+// plus its queue) are handed over at once; the mailboxes beyond wait in the
+// dispatcher's ready list, and a finishing turn runs the next of them.
+type dispatcher struct {
+	name       string
+	exec       loom.Executor
+	throughput int
+	limit      int64 // 0: the executor never waits (virtual)
+
+	_       [64]byte
+	running atomic.Int64 // turns handed over and not finished
+	ready   atomic.Int64 // mailboxes in the ready list
+	_       [64]byte
+	mu      sync.Mutex
+	first   *cell
+	last    *cell
+}
+
+func newDispatcher(d Dispatcher, exec loom.Executor) *dispatcher {
+	st := exec.Stats()
+	t := d.Throughput
+	if t <= 0 {
+		t = DefaultThroughput
+	}
+	disp := &dispatcher{name: d.Name, exec: exec, throughput: t}
+	if st.Workers > 0 {
+		disp.limit = int64(st.Workers + st.QueueCapacity)
+	}
+	return disp
+}
+
+// schedule runs a turn of c, whose status the caller has just set to
+// scheduled.
+func (d *dispatcher) schedule(c *cell) {
+	if d.limit == 0 {
+		d.submit(c)
+		return
+	}
+	for {
+		n := d.running.Load()
+		if n >= d.limit || d.ready.Load() != 0 {
+			break
+		}
+		if d.running.CompareAndSwap(n, n+1) {
+			d.submit(c)
+			return
+		}
+	}
+	d.mu.Lock()
+	if d.last == nil {
+		d.first = c
+	} else {
+		d.last.nextReady = c
+	}
+	d.last = c
+	d.ready.Add(1)
+	d.mu.Unlock()
+	// A turn may have finished after we looked: see finished.
+	d.admit()
+}
+
+// admit hands ready mailboxes over while there is room.
+func (d *dispatcher) admit() {
+	for d.ready.Load() != 0 {
+		n := d.running.Load()
+		if n >= d.limit {
+			return
+		}
+		if !d.running.CompareAndSwap(n, n+1) {
+			continue
+		}
+		c := d.next()
+		if c == nil {
+			d.running.Add(-1)
+			continue
+		}
+		d.submit(c)
+	}
+}
+
+// next takes the first mailbox of the ready list, or nil.
+func (d *dispatcher) next() *cell {
+	d.mu.Lock()
+	c := d.first
+	if c != nil {
+		d.first = c.nextReady
+		c.nextReady = nil
+		if d.first == nil {
+			d.last = nil
+		}
+		d.ready.Add(-1)
+	}
+	d.mu.Unlock()
+	return c
+}
+
+// submit hands c's turn to the executor. A turn the executor refuses runs
+// on the caller, whose goroutine then stands in for the executor's; once the
+// executor is shut down, c's messages go to dead letters.
+func (d *dispatcher) submit(c *cell) {
+	err := d.exec.Go(context.Background(), c.turnTask)
+	if err == nil {
+		return
+	}
+	if errors.Is(err, loom.ErrClosed) {
+		c.abandon()
+	} else {
+		c.turn()
+	}
+	if d.limit != 0 {
+		d.finished()
+	}
+}
+
+// run is the task of c's turns: the turn, then the ready mailboxes waiting
+// for room, on the same goroutine.
+func (d *dispatcher) run(c *cell) {
+	c.turn()
+	if d.limit != 0 {
+		d.finished()
+	}
+}
+
+// finished ends a counted turn: the ready mailboxes run in its place, on
+// this goroutine. It never hands a turn to the executor: its own task still
+// holds a worker, and a pool whose queue is full would wait for that worker
+// forever.
+func (d *dispatcher) finished() {
+	for {
+		for c := d.next(); c != nil; c = d.next() {
+			c.turn()
+		}
+		d.running.Add(-1)
+		// A mailbox may have joined the ready list after we looked, seen
+		// no room, and left it to us: take the room back for it.
+		if d.ready.Load() == 0 || !d.reacquire() {
+			return
+		}
+	}
+}
+
+// reacquire takes a slot back if there is room.
+func (d *dispatcher) reacquire() bool {
+	for {
+		n := d.running.Load()
+		if n >= d.limit {
+			return false
+		}
+		if d.running.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+func (d *dispatcher) shutdown(ctx context.Context) error {
+	if err := d.exec.Shutdown(ctx); err != nil {
+		return fmt.Errorf("dispatcher %s: %w", d.name, err)
+	}
+	return nil
+}

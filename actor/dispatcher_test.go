@@ -1,0 +1,219 @@
+package actor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// goroutineID returns the running goroutine's number, from its stack
+// header: a test-only way to tell goroutines apart.
+func goroutineID() uint64 {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	buf = bytes.TrimPrefix(buf, []byte("goroutine "))
+	id, _ := strconv.ParseUint(string(buf[:bytes.IndexByte(buf, ' ')]), 10, 64)
+	return id
+}
+
+type where struct {
+	goroutine uint64
+	thread    int
+}
+
+// placements sends n messages, one turn each (a reply in between), and
+// returns where each was handled.
+func placements(t *testing.T, sys *System, dispatcher string, n int) []where {
+	t.Helper()
+	r := spawn(t, sys, Props{Dispatcher: dispatcher, New: behaviour(func(c *Context, msg any) {
+		if msg == "where" {
+			c.Respond(where{goroutineID(), unix.Gettid()})
+		}
+	})})
+	var got []where
+	for range n {
+		w, err := Ask[where](context.Background(), r, "where")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, w)
+	}
+	r.Stop()
+	waitDone(t, r)
+	return got
+}
+
+// pinned runs every turn of an actor on the same goroutine, and on one OS
+// thread when its spec is threads:1; virtual starts a goroutine per turn.
+func TestDispatchersRunWhereTheySay(t *testing.T) {
+	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "pinned-locked", Spec: "threads:1", PerActor: true}))
+
+	pinned := placements(t, sys, "pinned", 20)
+	for _, w := range pinned[1:] {
+		if w.goroutine != pinned[0].goroutine {
+			t.Fatalf("pinned: turns on goroutines %d and %d; want one", pinned[0].goroutine, w.goroutine)
+		}
+	}
+	other := placements(t, sys, "pinned", 1)
+	if other[0].goroutine == pinned[0].goroutine {
+		t.Errorf("two pinned actors share goroutine %d", other[0].goroutine)
+	}
+
+	locked := placements(t, sys, "pinned-locked", 20)
+	for _, w := range locked[1:] {
+		if w.thread != locked[0].thread || w.goroutine != locked[0].goroutine {
+			t.Fatalf("pinned-locked: turns on %+v and %+v; want one goroutine on one thread", locked[0], w)
+		}
+	}
+
+	virtual := placements(t, sys, "virtual", 20)
+	seen := map[uint64]bool{}
+	for _, w := range virtual {
+		if seen[w.goroutine] {
+			t.Fatalf("virtual: goroutine %d ran two turns; want a new one per turn", w.goroutine)
+		}
+		seen[w.goroutine] = true
+	}
+}
+
+// The pool dispatcher never runs more turns at once than its workers, and
+// never blocks a turn that wakes other actors when its executor's queue is
+// full (128 actors, pool:1 with a queue of 1).
+func TestPoolDispatcherBounded(t *testing.T) {
+	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "tiny", Spec: "pool:1,queue=1", Throughput: 1}))
+	const n = 128
+	var mu sync.Mutex
+	running, most := 0, 0
+	var wg sync.WaitGroup
+	wg.Add(n)
+	var refs []Ref
+	for range n {
+		refs = append(refs, spawn(t, sys, Props{Dispatcher: "tiny", New: behaviour(func(c *Context, msg any) {
+			mu.Lock()
+			running++
+			most = max(most, running)
+			mu.Unlock()
+			if next, ok := msg.(Ref); ok {
+				c.Tell(next, "hop")
+			}
+			if msg == "hop" {
+				wg.Done()
+			}
+			mu.Lock()
+			running--
+			mu.Unlock()
+		})}))
+	}
+	for i, r := range refs {
+		r.Tell(refs[(i+1)%n]) // each wakes the next from inside a turn
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("turns stalled: a full executor queue blocked a turn")
+	}
+	if most != 1 {
+		t.Errorf("most turns at once: got %d; want 1", most)
+	}
+}
+
+// Throughput bounds the messages of one turn: with 1, two actors fed at
+// once take turns instead of one finishing first.
+func TestThroughputYields(t *testing.T) {
+	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "one", Spec: "pool:1,queue=0", Throughput: 1}))
+	var mu sync.Mutex
+	var order []string
+	gate := make(chan struct{})
+	entered := make(chan struct{})
+	blocker := spawn(t, sys, Props{Dispatcher: "one", New: behaviour(func(c *Context, msg any) {
+		if msg == "block" {
+			close(entered)
+			<-gate
+		}
+	})})
+	rec := func(name string) Ref {
+		return spawn(t, sys, Props{Dispatcher: "one", New: behaviour(func(c *Context, msg any) {
+			if _, ok := msg.(int); ok {
+				mu.Lock()
+				order = append(order, name)
+				mu.Unlock()
+			}
+		})})
+	}
+	a, b := rec("a"), rec("b")
+	blocker.Tell("block")
+	<-entered
+	for i := range 3 {
+		a.Tell(i)
+		b.Tell(i)
+	}
+	close(gate)
+	a.Stop()
+	b.Stop()
+	waitDone(t, a)
+	waitDone(t, b)
+	if got := strings.Join(order, ""); got != "ababab" {
+		t.Errorf("got %s; want ababab (one message per turn)", got)
+	}
+}
+
+func TestBadDispatcherOptions(t *testing.T) {
+	for _, d := range []Dispatcher{{Name: ""}, {Name: "neg", Throughput: -1}} {
+		if _, err := NewSystem(WithDispatcher(d)); !errors.Is(err, ErrInvalidProps) {
+			t.Errorf("NewSystem(%+v): got %v; want ErrInvalidProps", d, err)
+		}
+	}
+}
+
+// Tell of a pointer message to a pool actor allocates nothing in the steady
+// state: the queue's nodes are recycled.
+func TestTellAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	sys := newTestSystem(t)
+	var handled atomic.Int64
+	r := spawn(t, sys, Props{Dispatcher: "pool", New: behaviour(func(c *Context, msg any) {
+		if msg == echoPing {
+			handled.Add(1)
+		}
+	})})
+	// The steady state: batches of 50, each handled before the next, as
+	// in the echo benchmark.
+	const batch, batches = 50, 200
+	tell := func() {
+		for range batches {
+			sent := handled.Load() + batch
+			for range batch {
+				r.Tell(echoPing)
+			}
+			for handled.Load() != sent {
+				runtime.Gosched()
+			}
+		}
+	}
+	tell() // fill the node pool
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	tell()
+	runtime.ReadMemStats(&after)
+	// A GC empties the node pool; allow a refill, not one per message.
+	const runs = batch * batches
+	if n := after.Mallocs - before.Mallocs; n > runs/100 {
+		t.Errorf("%d Tells allocated %d times; want at most %d", runs, n, runs/100)
+	}
+	if got := testing.AllocsPerRun(runs, func() { r.Tell(echoPing) }); got != 0 {
+		t.Errorf("AllocsPerRun: got %v; want 0", got)
+	}
+}

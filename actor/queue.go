@@ -1,0 +1,115 @@
+package actor
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// A node carries one message through a queue.
+type node struct {
+	next   atomic.Pointer[node]
+	msg    any
+	sender *cell
+}
+
+// nodes recycles queue nodes: a node leaves the queue when its message is
+// taken and comes back for the next message, so that a mailbox in its steady
+// state allocates nothing per message (a pointer message in an interface is
+// itself no allocation).
+var nodes = sync.Pool{New: func() any { return new(node) }}
+
+// queue is an unbounded multi-producer single-consumer FIFO queue (Dmitry
+// Vyukov's intrusive MPSC design): a producer swaps itself in as the tail and
+// then links the previous tail to it, one atomic exchange per message; the
+// consumer follows the links from a stub node without atomic writes.
+//
+// Messages pushed by one goroutine are taken in the order it pushed them.
+// Between a producer's exchange and its link the queue looks empty from that
+// node on; the producer schedules the mailbox after linking, so nothing waits
+// unseen.
+type queue struct {
+	head *node // consumer only: the stub; head.next is the oldest message
+	_    [56]byte
+	tail atomic.Pointer[node]
+	_    [56]byte
+}
+
+func (q *queue) init() {
+	stub := new(node)
+	q.head = stub
+	q.tail.Store(stub)
+}
+
+// push adds msg at the tail, taking a node from free if it holds one, else
+// from the shared pool. Safe for concurrent use.
+func (q *queue) push(msg any, sender *cell, free *freeList) {
+	var n *node
+	if free != nil {
+		n = free.get()
+	}
+	if n == nil {
+		n = nodes.Get().(*node)
+	}
+	n.msg, n.sender = msg, sender
+	prev := q.tail.Swap(n)
+	prev.next.Store(n)
+}
+
+// pop takes the oldest message, giving its node to free if there is room
+// there, else back to the shared pool. Only the consumer may call it.
+func (q *queue) pop(free *freeList) (msg any, sender *cell, ok bool) {
+	old := q.head
+	next := old.next.Load()
+	if next == nil {
+		return nil, nil, false
+	}
+	// next becomes the stub: its message leaves with the caller.
+	msg, sender = next.msg, next.sender
+	next.msg, next.sender = nil, nil
+	q.head = next
+	// No producer refers to old any more: the one that linked it to next
+	// did so as its last use.
+	old.next.Store(nil)
+	if free == nil || !free.put(old) {
+		nodes.Put(old)
+	}
+	return msg, sender, true
+}
+
+// empty reports whether the queue has no linked message. Only the consumer
+// may rely on it; a push in progress may not be visible yet.
+func (q *queue) empty() bool {
+	return q.head.next.Load() == nil
+}
+
+// freeSize is how many nodes an actor keeps for the messages it sends from
+// its own turns.
+const freeSize = 64
+
+// freeList holds nodes an actor took messages from, for the messages it
+// sends during its turns: an actor that answers what it receives (an echo)
+// then moves nodes between two mailboxes without the shared pool. Only the
+// actor's turn uses it, and turns never overlap.
+type freeList struct {
+	n     int
+	nodes [freeSize]*node
+}
+
+func (f *freeList) get() *node {
+	if f.n == 0 {
+		return nil
+	}
+	f.n--
+	n := f.nodes[f.n]
+	f.nodes[f.n] = nil
+	return n
+}
+
+func (f *freeList) put(n *node) bool {
+	if f.n == freeSize {
+		return false
+	}
+	f.nodes[f.n] = n
+	f.n++
+	return true
+}
