@@ -1,6 +1,7 @@
 package load
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -10,15 +11,47 @@ import (
 const initialOpenWorkers = 4
 
 // at returns when request i of the open-loop schedule is due, from the start.
+// A time past what a Duration holds (request 1 at 1e-12/s) saturates, so that
+// it is never due rather than due at once.
 func (r *runner) at(i int64) time.Duration {
-	return time.Duration(float64(i) * float64(time.Second) / r.cfg.Rate)
+	d := float64(i) * float64(time.Second) / r.cfg.Rate
+	if d >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(d)
+}
+
+// openLength is the planned length of an open-loop run: Duration, or the
+// Requests slots of 1/Rate each, whichever ends first; MaxInt64 without either.
+func (r *runner) openLength() time.Duration {
+	length := time.Duration(math.MaxInt64)
+	if r.cfg.Requests > 0 {
+		length = r.at(r.cfg.Requests)
+	}
+	if r.cfg.Duration > 0 {
+		length = min(length, r.cfg.Duration)
+	}
+	return length
+}
+
+// dueBefore counts the requests of the schedule due before d, as runSchedule
+// sends them: those with at(i) < d.
+func (r *runner) dueBefore(d time.Duration) int64 {
+	n := int64(math.Ceil(d.Seconds() * r.cfg.Rate)) // close; rounding may be one off
+	for n > 0 && r.at(n-1) >= d {
+		n--
+	}
+	for r.at(n) < d {
+		n++
+	}
+	return n
 }
 
 // runOpen hands requests to workers on a fixed schedule, starting workers
-// (and so connections) as needed up to MaxConns, and returns when the last
-// response arrived. A request that finds no free worker waits for the first
-// one free, new or old; if it starts late, its latency still counts from
-// when it was due.
+// (and so connections) as needed up to MaxConns, and returns when both the
+// planned length has passed and the last response arrived. A request that
+// finds no free worker waits for the first one free, new or old; if it
+// starts late, its latency still counts from when it was due.
 func (r *runner) runOpen() time.Time {
 	due := make(chan int64, r.cfg.MaxConns)
 	var wg sync.WaitGroup
@@ -34,12 +67,26 @@ func (r *runner) runOpen() time.Time {
 	}
 	r.runSchedule(due, spawn, &workers)
 	close(due)
+	var cutOff *time.Timer
 	if !r.stopped.Load() && r.timeout > 0 {
 		// Requests still in flight may finish, for as long as one may take.
-		t := time.AfterFunc(r.timeout, r.stop)
-		defer t.Stop()
+		cutOff = time.AfterFunc(r.timeout, r.stop)
 	}
 	wg.Wait()
+	if cutOff != nil {
+		cutOff.Stop()
+	}
+	// The last request is due one slot before the end: the run lasts its
+	// whole planned length, so that a rate reported against Elapsed is the
+	// rate asked for (3/s for 2 s is 6 requests in 2 s, not in 1.67 s).
+	if wait := r.openLength() - time.Since(r.start); wait > 0 && !r.stopped.Load() {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.ctx.Done():
+		}
+	}
 	return time.Now()
 }
 

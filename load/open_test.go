@@ -1,6 +1,8 @@
 package load
 
 import (
+	"context"
+	"math"
 	"net/http"
 	"slices"
 	"sync"
@@ -135,5 +137,109 @@ func TestProgressIsReported(t *testing.T) {
 	defer mu.Unlock()
 	if calls < 2 || last.Done == 0 || last.Duration != 600*time.Millisecond {
 		t.Errorf("%d progress calls, last %+v; want at least 2 with requests done", calls, last)
+	}
+}
+
+// TestOpenLoopLastsItsPlannedLength guards the rate an open loop reports:
+// the schedule's last request is due one slot before the end, and a run that
+// stopped there (or at a tiny rate, after its only request) divided what it
+// served by a shorter time than it was asked to run, reporting 3.6/s for
+// --rate 3 -d 2s and thousands per second for --rate 1e-9.
+func TestOpenLoopLastsItsPlannedLength(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		cfg       Config
+		requests  int64
+		length    time.Duration
+		tolerance time.Duration // how much longer than length the run may take on a busy machine
+	}{
+		{"rate 3 for 2s", Config{Rate: 3, Duration: 2 * time.Second}, 6, 2 * time.Second, 3 * time.Second},
+		{"rate 1e-9 for 300ms", Config{Rate: 1e-9, Duration: 300 * time.Millisecond}, 1, 300 * time.Millisecond, 3 * time.Second},
+		// Request 1 would be due past what a time.Duration holds.
+		{"rate 1e-12 for 300ms", Config{Rate: 1e-12, Duration: 300 * time.Millisecond}, 1, 300 * time.Millisecond, 3 * time.Second},
+		// -n 3 at 10/s is three slots of 100 ms.
+		{"3 requests at 10/s", Config{Rate: 10, Requests: 3}, 3, 300 * time.Millisecond, 3 * time.Second},
+		{"3 requests at 10/s within 1s", Config{Rate: 10, Requests: 3, Duration: time.Second}, 3, 300 * time.Millisecond, 3 * time.Second},
+		{"30 requests at 10/s within 1s", Config{Rate: 10, Requests: 30, Duration: time.Second}, 10, time.Second, 3 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, count := countingServer(t, hello)
+			cfg := tc.cfg
+			cfg.Targets = []Target{{URL: srv.URL}}
+			res := mustRun(t, cfg)
+			if res.Scheduled != tc.requests || res.Requests != tc.requests || count.Load() != tc.requests {
+				t.Errorf("scheduled %d, served %d, server saw %d; want %d each", res.Scheduled, res.Requests, count.Load(), tc.requests)
+			}
+			if res.Elapsed < tc.length || res.Elapsed > tc.length+tc.tolerance {
+				t.Errorf("elapsed %s; want %s (up to %s more on a busy machine)", res.Elapsed, tc.length, tc.tolerance)
+			}
+			// Against the planned length the rate is at most requests/length.
+			if limit := float64(tc.requests) / tc.length.Seconds(); res.RequestsPerSec > limit {
+				t.Errorf("%.2f req/s; want at most %.2f (%d over %s)", res.RequestsPerSec, limit, tc.requests, tc.length)
+			}
+		})
+	}
+}
+
+func TestScheduleSaturates(t *testing.T) {
+	r := &runner{cfg: Config{Rate: 1e-12}}
+	if got := r.at(1); got != math.MaxInt64 {
+		t.Errorf("at(1) at 1e-12/s = %d; want MaxInt64 (never due), not a wrapped time", got)
+	}
+	r.cfg.Rate = 2
+	if got, want := r.at(3), 1500*time.Millisecond; got != want {
+		t.Errorf("at(3) at 2/s = %s; want %s", got, want)
+	}
+}
+
+func TestDueBeforeMatchesTheSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		rate float64
+		d    time.Duration
+		want int64
+	}{
+		{3, 2 * time.Second, 6},
+		{3, 2*time.Second + 1, 7},
+		{10, 300 * time.Millisecond, 3}, // 0.3 × 10 is 3.0000000000000004 in float64
+		{1e-9, 2 * time.Second, 1},
+		{1e-12, time.Hour, 1},
+		{1000, 0, 0},
+	} {
+		r := &runner{cfg: Config{Rate: tc.rate}}
+		if got := r.dueBefore(tc.d); got != tc.want {
+			t.Errorf("dueBefore(%s) at %g/s = %d; want %d", tc.d, tc.rate, got, tc.want)
+		}
+	}
+}
+
+func TestOpenProgressPlansTheLength(t *testing.T) {
+	for _, tc := range []struct {
+		cfg    Config
+		length time.Duration
+		total  int64
+	}{
+		{Config{Rate: 10, Requests: 3}, 300 * time.Millisecond, 3},
+		{Config{Rate: 3, Duration: 2 * time.Second}, 2 * time.Second, 6},
+		{Config{Rate: 3, Duration: 2 * time.Second, Requests: 4}, 1333333333, 4},
+		{Config{Rate: 3}, 0, 0},
+	} {
+		r := &runner{cfg: tc.cfg, start: time.Now()}
+		p := r.progress()
+		if p.Duration != tc.length || p.Total != tc.total {
+			t.Errorf("%+v: progress plans %s, %d requests; want %s, %d", tc.cfg, p.Duration, p.Total, tc.length, tc.total)
+		}
+	}
+}
+
+func TestOpenLoopCancelEndsTheWait(t *testing.T) {
+	srv, _ := countingServer(t, hello)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	res, err := Run(ctx, Config{Targets: []Target{{URL: srv.URL}}, Rate: 1e-9, Duration: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 1 || res.Elapsed > 10*time.Second {
+		t.Errorf("served %d in %s; want 1, ended by the cancel soon after 200ms", res.Requests, res.Elapsed)
 	}
 }

@@ -31,7 +31,10 @@ type Result struct {
 	// Rate is the open-loop schedule in requests per second.
 	Rate float64 `json:"rate"`
 
-	Start   time.Time     `json:"start"`
+	Start time.Time `json:"start"`
+	// Elapsed is how long the run lasted. An open-loop run lasts at least
+	// its planned length (Duration, or Requests/Rate), and longer while
+	// responses still due arrive.
 	Elapsed time.Duration `json:"elapsed_ns"`
 
 	// Requests counts served requests: complete responses that met the

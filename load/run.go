@@ -207,11 +207,11 @@ func (r *runner) startProgress() (stop func()) {
 
 func (r *runner) progress() Progress {
 	p := Progress{Elapsed: time.Since(r.start), Duration: r.cfg.Duration, Total: r.cfg.Requests, Conns: r.open.Load()}
-	if r.cfg.Rate > 0 && r.cfg.Duration == 0 && r.cfg.Requests > 0 {
-		p.Duration = time.Duration(float64(r.cfg.Requests) / r.cfg.Rate * float64(time.Second))
+	if r.cfg.Rate > 0 && (r.cfg.Duration > 0 || r.cfg.Requests > 0) {
+		p.Duration = r.openLength()
 	}
 	if r.cfg.Rate > 0 && r.cfg.Duration > 0 {
-		p.Total = int64(r.cfg.Duration.Seconds() * r.cfg.Rate)
+		p.Total = r.dueBefore(r.cfg.Duration)
 		if r.cfg.Requests > 0 && r.cfg.Requests < p.Total {
 			p.Total = r.cfg.Requests
 		}
