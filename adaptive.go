@@ -27,14 +27,14 @@ import (
 // which it stops growing.
 //
 // Queue, Full and the rest of the contract are Limit's, with Queue(0) and
-// Full(Reject) by default. A queued task whose context has ended when its
+// Full(FullReject) by default. A queued task whose context has ended when its
 // turn comes is dropped, never run, and counted in Stats.Expired; Run then
 // returns the context's error. Admission and completion each take a mutex
 // and read the clock. Adaptive is safe for concurrent use.
 func Adaptive(opts ...Option) Executor {
-	cfg := newConfig("adaptive", true, opts)
+	cfg := newConfig(KindAdaptive, opts)
 	if cfg.full == 0 {
-		cfg.full = Reject
+		cfg.full = FullReject
 	}
 	least, most, initial := cfg.limits()
 	a := &adaptive{
@@ -42,7 +42,7 @@ func Adaptive(opts ...Option) Executor {
 		idle: make(chan struct{}),
 	}
 	a.limit = a.alg.current()
-	a.init("adaptive", cfg, most, cfg.queue)
+	a.init(KindAdaptive, cfg, most, cfg.queue)
 	a.counts = a.taskCounts
 	return a
 }
@@ -55,7 +55,7 @@ type adaptive struct {
 	limit    int // alg.current()
 	running  int
 	queue    entryQueue
-	room     chan struct{} // closed when room frees up, for callers under Full(Wait); nil if none wait
+	room     chan struct{} // closed when room frees up, for callers under Full(FullWait); nil if none wait
 	shut     bool          // Shutdown has begun
 	idleShut bool
 	idle     chan struct{} // closed once shut and nothing runs or waits
@@ -150,7 +150,7 @@ func (a *adaptive) submit(ctx context.Context, t Task, inline bool) error {
 			a.queue.push(e)
 			a.mu.Unlock()
 			return a.await(e)
-		case a.full == Reject:
+		case a.full == FullReject:
 			a.mu.Unlock()
 			a.rejected.Add(1)
 			return ErrRejected

@@ -20,7 +20,7 @@ func TestHotPathAllocatesNothing(t *testing.T) {
 		make func() Executor
 	}{
 		{"pool", func() Executor { return Pool(4) }},
-		{"limit", func() Executor { return Limit(4, Full(Wait)) }},
+		{"limit", func() Executor { return Limit(4, Full(FullWait)) }},
 	} {
 		for _, method := range []string{"Go", "Run"} {
 			t.Run(tc.kind+"/"+method, func(t *testing.T) {

@@ -47,7 +47,7 @@ var benchExecutors = []struct {
 	{"pool", func() Executor { return Pool(benchWorkers) }},
 	{"threads", func() Executor { return Threads(benchWorkers) }},
 	{"thread-per-task", func() Executor { return ThreadPerTask() }},
-	{"limit", func() Executor { return Limit(benchWorkers, Full(Wait)) }},
+	{"limit", func() Executor { return Limit(benchWorkers, Full(FullWait)) }},
 }
 
 func BenchmarkGo(b *testing.B) {
@@ -166,7 +166,7 @@ func BenchmarkStatsSampling(b *testing.B) {
 		{"every-task", false, 64},
 	} {
 		b.Run(variant.name, func(b *testing.B) {
-			p := Limit(benchWorkers, Full(Wait)).(*limit)
+			p := Limit(benchWorkers, Full(FullWait)).(*limit)
 			p.untimed, p.sampleShift = variant.untimed, variant.shift
 			defer benchShutdown(b, p)
 			ctx := context.Background()

@@ -18,7 +18,7 @@ import (
 //
 // Without calling fn, Blocking returns ctx's error if ctx ends before fn's
 // turn comes (or had ended already), and ErrRejected if the bound is full and
-// SetBlockingLimit chose Reject. The default bound is half the thread limit
+// SetBlockingLimit chose FullReject. The default bound is half the thread limit
 // read when Blocking is first called; SetBlockingLimit changes it. A panic in
 // fn frees its place and goes on up the caller's stack. Blocking is safe for
 // concurrent use.
@@ -28,16 +28,16 @@ func Blocking(ctx context.Context, fn func()) error {
 
 // SetBlockingLimit sets the bound of Blocking: at most n calls run fn at
 // once; 0 means the default, half the current thread limit. full says what a
-// call does when n are running: Wait (the default) for its turn or its
-// context's end, or Reject at once with ErrRejected. Calls already running or
+// call does when n are running: FullWait (the default) for its turn or its
+// context's end, or FullReject at once with ErrRejected. Calls already running or
 // waiting stay under the bound they began with, so set it at start-up. It
-// panics if n is negative or full is neither Wait nor Reject.
+// panics if n is negative or full is neither FullWait nor FullReject.
 func SetBlockingLimit(n int, full FullPolicy) {
 	if n < 0 {
 		panic(fmt.Sprintf("loom: SetBlockingLimit(%d): the bound must not be negative", n))
 	}
-	if full != Reject && full != Wait {
-		panic(fmt.Sprintf("loom: SetBlockingLimit: policy %v must be Reject or Wait", full))
+	if full != FullReject && full != FullWait {
+		panic(fmt.Sprintf("loom: SetBlockingLimit: policy %v must be FullReject or FullWait", full))
 	}
 	if n == 0 {
 		n = defaultBlockingLimit()
@@ -86,7 +86,7 @@ func currentBlocking() *blockingBound {
 	if b := blockingNow.Load(); b != nil {
 		return b
 	}
-	b := newBlockingBound(defaultBlockingLimit(), Wait)
+	b := newBlockingBound(defaultBlockingLimit(), FullWait)
 	blockingNow.Store(b)
 	return b
 }
@@ -96,7 +96,7 @@ func (b *blockingBound) do(ctx context.Context, fn func()) error {
 		return err
 	}
 	if ok, _ := b.slots.tryAcquire(); !ok {
-		if b.full == Reject {
+		if b.full == FullReject {
 			return ErrRejected
 		}
 		if b.slots.wait(ctx.Done()) != acquired {

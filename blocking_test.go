@@ -12,7 +12,7 @@ import (
 func withBlockingLimit(t *testing.T, n int, full FullPolicy) {
 	t.Helper()
 	SetBlockingLimit(n, full)
-	t.Cleanup(func() { SetBlockingLimit(0, Wait) })
+	t.Cleanup(func() { SetBlockingLimit(0, FullWait) })
 }
 
 // holdBlocking starts n calls of Blocking whose fn waits for release, and
@@ -44,7 +44,7 @@ func holdBlocking(t *testing.T, n int) (release func()) {
 }
 
 func TestBlockingBound(t *testing.T) {
-	for _, full := range []FullPolicy{Wait, Reject} {
+	for _, full := range []FullPolicy{FullWait, FullReject} {
 		t.Run(full.String(), func(t *testing.T) {
 			withBlockingLimit(t, 3, full)
 			release := holdBlocking(t, 3) // exactly at the bound: all three run
@@ -57,7 +57,7 @@ func TestBlockingBound(t *testing.T) {
 			called := false
 			err := Blocking(ctx, func() { called = true })
 			want := ErrRejected
-			if full == Wait {
+			if full == FullWait {
 				want = context.DeadlineExceeded
 			}
 			if !errors.Is(err, want) || called {
@@ -72,7 +72,7 @@ func TestBlockingBound(t *testing.T) {
 }
 
 func TestBlockingWaitsItsTurn(t *testing.T) {
-	withBlockingLimit(t, 1, Wait)
+	withBlockingLimit(t, 1, FullWait)
 	release := holdBlocking(t, 1)
 	result := make(chan error)
 	ran := make(chan struct{})
@@ -99,7 +99,7 @@ func TestBlockingEndedContext(t *testing.T) {
 }
 
 func TestBlockingPanicFreesItsPlace(t *testing.T) {
-	withBlockingLimit(t, 1, Reject)
+	withBlockingLimit(t, 1, FullReject)
 	func() {
 		defer func() {
 			if v := recover(); v != "boom" {
@@ -114,7 +114,7 @@ func TestBlockingPanicFreesItsPlace(t *testing.T) {
 }
 
 func TestBlockingDefaultIsHalfTheThreadLimit(t *testing.T) {
-	SetBlockingLimit(0, Wait)
+	SetBlockingLimit(0, FullWait)
 	if got, want := func() int { l, _ := BlockingLimit(); return l }(), readMaxThreads()/2; got != want {
 		t.Errorf("default bound %d; want half the thread limit, %d", got, want)
 	}
@@ -125,7 +125,7 @@ func TestSetBlockingLimitPanics(t *testing.T) {
 		name string
 		n    int
 		full FullPolicy
-	}{{"negative", -1, Wait}, {"no policy", 1, 0}} {
+	}{{"negative", -1, FullWait}, {"no policy", 1, 0}} {
 		t.Run(tt.name, func(t *testing.T) {
 			defer func() {
 				if recover() == nil {

@@ -80,9 +80,9 @@ func TestBoundsUnderConcurrentSubmission(t *testing.T) {
 		make         func() Executor
 		bound, queue int
 	}{
-		{"pool", func() Executor { return Pool(3, Queue(7), Full(Reject)) }, 3, 7},
-		{"pool/no-queue", func() Executor { return Pool(3, Queue(0), Full(Reject)) }, 3, 0},
-		{"threads", func() Executor { return Threads(2, Queue(5), Full(Reject)) }, 2, 5},
+		{"pool", func() Executor { return Pool(3, Queue(7), Full(FullReject)) }, 3, 7},
+		{"pool/no-queue", func() Executor { return Pool(3, Queue(0), Full(FullReject)) }, 3, 0},
+		{"threads", func() Executor { return Threads(2, Queue(5), Full(FullReject)) }, 2, 5},
 		{"limit", func() Executor { return Limit(4, Queue(9)) }, 4, 9},
 		{"limit/no-queue", func() Executor { return Limit(4) }, 4, 0},
 	} {
@@ -165,7 +165,7 @@ func TestRunningNeverExceedsBound(t *testing.T) {
 	}{
 		{"pool", Pool(3), 3},
 		{"threads", Threads(2), 2},
-		{"limit/wait", Limit(3, Queue(2), Full(Wait)), 3},
+		{"limit/wait", Limit(3, Queue(2), Full(FullWait)), 3},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			var running, peak, ran atomic.Int64
@@ -210,7 +210,7 @@ func TestFullWaitHonoursContext(t *testing.T) {
 	}{
 		{"pool", func() Executor { return Pool(1, Queue(0)) }},
 		{"threads", func() Executor { return Threads(1, Queue(0)) }},
-		{"limit", func() Executor { return Limit(1, Full(Wait)) }},
+		{"limit", func() Executor { return Limit(1, Full(FullWait)) }},
 	} {
 		for _, method := range []string{"Go", "Run"} {
 			t.Run(tc.kind+"/"+method, func(t *testing.T) {
@@ -255,7 +255,7 @@ func TestShutdownWakesWaitingCallers(t *testing.T) {
 	}{
 		{"pool", Pool(1, Queue(0))},
 		{"threads", Threads(1, Queue(0))},
-		{"limit", Limit(1, Full(Wait))},
+		{"limit", Limit(1, Full(FullWait))},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			e := tc.e
@@ -292,7 +292,7 @@ func TestShutdownWakesWaitingCallers(t *testing.T) {
 // still bounds the admitted tasks that wait: a caller beyond it waits for
 // room and is not counted as queued.
 func TestLimitQueueBoundsWaitersUnderWait(t *testing.T) {
-	e := Limit(1, Queue(1), Full(Wait))
+	e := Limit(1, Queue(1), Full(FullWait))
 	b := newBlocker(3)
 	for range 2 { // one runs, one is queued
 		if err := e.Go(context.Background(), b.task); err != nil {

@@ -34,7 +34,7 @@ const cancelShards = 8
 // report, the admission gate and the machinery Shutdown uses to give up.
 type core struct {
 	name          string
-	kind          string
+	kind          Kind
 	workers       int
 	queueCapacity int
 	full          FullPolicy
@@ -92,7 +92,7 @@ type core struct {
 	abandonErr  error
 }
 
-func (c *core) init(kind string, cfg config, workers, queueCapacity int) {
+func (c *core) init(kind Kind, cfg config, workers, queueCapacity int) {
 	c.name = cfg.name
 	c.kind = kind
 	c.workers = workers
@@ -107,7 +107,7 @@ func (c *core) init(kind string, cfg config, workers, queueCapacity int) {
 				"panic", fmt.Sprint(v), "stack", string(stack))
 		}
 	}
-	c.labels = pprof.WithLabels(context.Background(), pprof.Labels("executor", cfg.name, "kind", kind))
+	c.labels = pprof.WithLabels(context.Background(), pprof.Labels("executor", cfg.name, "kind", string(kind)))
 	c.epoch = time.Now()
 	c.sampleShift = sampleShift
 	c.stop, c.cancel = context.WithCancelCause(context.Background())
@@ -331,7 +331,7 @@ func (c *core) abandon(cause error, drain func()) error {
 			return
 		}
 		c.abandonErr = &abandonError{
-			kind:      c.kind,
+			kind:      string(c.kind),
 			name:      c.name,
 			cause:     cause,
 			never:     never,

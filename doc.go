@@ -16,7 +16,7 @@
 //
 // A short example:
 //
-//	exec, err := loom.FromEnv("http") // LOOM_EXECUTOR_HTTP, else LOOM_EXECUTOR, else "virtual"
+//	exec, err := loom.FromEnv("http", "") // LOOM_EXECUTOR_HTTP, else LOOM_EXECUTOR, else "virtual"
 //	if err != nil {
 //		return err // names the variable and the bad part of its spec
 //	}

@@ -80,7 +80,24 @@ func ExampleParse() {
 	fmt.Println(err)
 	// Output:
 	// pool http 8 100
-	// parse executor spec "pool:x": workers: strconv.Atoi: parsing "x": invalid syntax
+	// parse executor spec "pool:x": workers: "x" is not a number: invalid syntax
+}
+
+// ParseSpec checks a spec, from a flag or the environment, before anything
+// is built, and says what it means with the defaults filled in.
+func ExampleParseSpec() {
+	for _, spec := range []string{"pool:64", "limit:500,queue=100,name=db", "pool:sixty-four"} {
+		s, err := loom.ParseSpec(spec)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Printf("%s: %s, %d workers, queue %d, %v when full\n", s, s.Kind, s.Workers, s.Queue, s.Full)
+	}
+	// Output:
+	// pool:64: pool, 64 workers, queue 64, wait when full
+	// limit:500,queue=100,name=db: limit, 500 workers, queue 100, reject when full
+	// parse executor spec "pool:sixty-four": workers: "sixty-four" is not a number: invalid syntax
 }
 
 func ExampleFromEnv() {
@@ -89,8 +106,10 @@ func ExampleFromEnv() {
 	defer os.Unsetenv("LOOM_EXECUTOR")
 	defer os.Unsetenv("LOOM_EXECUTOR_REPORTS")
 
-	for _, name := range []string{"http", "reports"} {
-		exec, err := loom.FromEnv(name)
+	// http has no variable of its own and takes LOOM_EXECUTOR; reports has
+	// one; a slow route's fallback comes before LOOM_EXECUTOR.
+	for _, name := range []string{"http", "reports", "export"} {
+		exec, err := loom.FromEnv(name, map[string]string{"export": "limit:1"}[name])
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -99,22 +118,45 @@ func ExampleFromEnv() {
 		fmt.Println(s.Name, s.Kind, s.Workers)
 		exec.Shutdown(context.Background())
 	}
+
+	// A malformed spec stops the start, naming the variable.
+	os.Setenv("LOOM_EXECUTOR_REPORTS", "pool:0")
+	_, err := loom.FromEnv("reports", "")
+	fmt.Println(err)
 	// Output:
 	// http limit 500
 	// reports pool 2
+	// export limit 1
+	// LOOM_EXECUTOR_REPORTS: parse executor spec "pool:0": workers: 0 is not positive
 }
 
-// ValidateSpec checks a spec, from a flag or the environment, before
-// anything is built.
-func ExampleValidateSpec() {
-	for _, spec := range []string{"pool:64,queue=1000", "pool:sixty-four"} {
-		if err := loom.ValidateSpec(spec); err != nil {
-			fmt.Println(err)
-			continue
-		}
-		fmt.Println(spec, "is valid")
+func ExampleThreads() {
+	// Two workers, each locked to its own OS thread for its whole life:
+	// for cgo or thread-affine work. Tasks queue in order when both are busy.
+	exec := loom.Threads(2, loom.Name("cgo"))
+	var mu sync.Mutex
+	sum := 0
+	for i := 1; i <= 4; i++ {
+		exec.Go(context.Background(), func(context.Context) {
+			mu.Lock()
+			sum += i
+			mu.Unlock()
+		})
 	}
+	exec.Shutdown(context.Background()) // waits for the queue to drain
+	s := exec.Stats()
+	fmt.Println(sum, s.Kind, s.Workers, s.Completed)
+	// Output: 10 threads 2 4
+}
+
+func ExampleThreadPerTask() {
+	// Each task runs on a new OS thread, retired when the task returns:
+	// the control experiment for "a new thread per task".
+	exec := loom.ThreadPerTask()
+	defer exec.Shutdown(context.Background())
+	exec.Run(context.Background(), func(context.Context) { fmt.Println("on a thread of its own") })
+	fmt.Println(exec.Stats().Kind, exec.Stats().Completed)
 	// Output:
-	// pool:64,queue=1000 is valid
-	// parse executor spec "pool:sixty-four": workers: strconv.Atoi: parsing "sixty-four": invalid syntax
+	// on a thread of its own
+	// thread-per-task 1
 }

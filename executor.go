@@ -62,7 +62,7 @@ var (
 // Completed + Abandoned + Expired.
 type Stats struct {
 	Name string // the executor's name (Name option); "" if unnamed
-	Kind string // "virtual", "pool", "threads", "thread-per-task", "limit" or "adaptive"
+	Kind Kind   // the execution model: KindVirtual, KindPool, …, KindAdaptive
 
 	Workers       int // the most tasks that run at once; 0 means no bound
 	QueueCapacity int // the most admitted tasks that wait to start; 0 means none wait

@@ -24,9 +24,9 @@ var everyExecutor = []executorCase{
 	{"pool", func(opts ...Option) Executor { return Pool(4, opts...) }},
 	{"threads", func(opts ...Option) Executor { return Threads(4, opts...) }},
 	{"thread-per-task", func(opts ...Option) Executor { return ThreadPerTask(opts...) }},
-	{"limit", func(opts ...Option) Executor { return Limit(4, append([]Option{Full(Wait)}, opts...)...) }},
+	{"limit", func(opts ...Option) Executor { return Limit(4, append([]Option{Full(FullWait)}, opts...)...) }},
 	{"adaptive", func(opts ...Option) Executor {
-		return Adaptive(append([]Option{Full(Wait), InitialLimit(4)}, opts...)...)
+		return Adaptive(append([]Option{Full(FullWait), InitialLimit(4)}, opts...)...)
 	}},
 }
 
@@ -72,7 +72,7 @@ func TestEveryTaskRuns(t *testing.T) {
 				t.Errorf("ran %d tasks; want %d", got, tasks)
 			}
 			s := e.Stats()
-			if s.Kind != tc.kind || s.Name != "all" {
+			if string(s.Kind) != tc.kind || s.Name != "all" {
 				t.Errorf("Stats kind, name = %q, %q; want %q, %q", s.Kind, s.Name, tc.kind, "all")
 			}
 			if s.Submitted != tasks || s.Completed != tasks {
@@ -159,7 +159,7 @@ func TestGoexitKeepsExecutorWhole(t *testing.T) {
 func TestDefaultPanicReportLogsStack(t *testing.T) {
 	var logged bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logged, nil))
-	e := Pool(1, Name("logged"), Logger(logger))
+	e := Pool(1, Name("logged"), PanicLogger(logger))
 	if err := e.Run(context.Background(), func(context.Context) { panic("kaput") }); err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestConstructorsPanicOnMisuse(t *testing.T) {
 		{"Queue(-1)", func() { Queue(-1) }},
 		{"Full(0)", func() { Full(0) }},
 		{"Virtual(Queue(1))", func() { Virtual(Queue(1)) }},
-		{"ThreadPerTask(Full(Wait))", func() { ThreadPerTask(Full(Wait)) }},
+		{"ThreadPerTask(Full(FullWait))", func() { ThreadPerTask(Full(FullWait)) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -198,7 +198,7 @@ func TestConstructorsPanicOnMisuse(t *testing.T) {
 }
 
 func TestStatsPercentiles(t *testing.T) {
-	e := Limit(1, Queue(1000), Full(Wait))
+	e := Limit(1, Queue(1000), Full(FullWait))
 	for range 1000 {
 		if err := e.Go(context.Background(), func(context.Context) { time.Sleep(20 * time.Microsecond) }); err != nil {
 			t.Fatal(err)

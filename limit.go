@@ -13,9 +13,9 @@ import (
 // for shedding load: past the limit, work is refused fast (a 503) instead of
 // piling up until memory runs out.
 //
-// Defaults: Queue(0) and Full(Reject): a task is admitted only if it can start
+// Defaults: Queue(0) and Full(FullReject): a task is admitted only if it can start
 // at once, otherwise Go and Run return ErrRejected. Queue(q) lets up to q
-// admitted tasks wait for a running slot. Full(Wait) makes a caller that
+// admitted tasks wait for a running slot. Full(FullWait) makes a caller that
 // finds the running slots and the queue full wait for room until its context
 // ends, then return the context's error; such callers are not counted in
 // Stats.Queued, so Queue bounds the queue under both policies. Waiting is
@@ -40,15 +40,15 @@ func Limit(n int, opts ...Option) Executor {
 	if n <= 0 {
 		panic(fmt.Sprintf("loom: limit executor needs a positive limit, got %d", n))
 	}
-	cfg := newConfig("limit", true, opts)
+	cfg := newConfig(KindLimit, opts)
 	if cfg.full == 0 {
-		cfg.full = Reject
+		cfg.full = FullReject
 	}
 	l := &limit{tickets: newSemaphore(n + cfg.queue)}
 	if cfg.queue > 0 {
 		l.slots = newSemaphore(n)
 	}
-	l.init("limit", cfg, n, cfg.queue)
+	l.init(KindLimit, cfg, n, cfg.queue)
 	l.counts = l.taskCounts
 	if l.slots != nil {
 		// When Shutdown gives up, no queued task may start: closing the
@@ -133,7 +133,7 @@ func (l *limit) Run(ctx context.Context, t Task) error {
 	return nil
 }
 
-// admit takes a ticket, waiting for one under Full(Wait).
+// admit takes a ticket, waiting for one under Full(FullWait).
 func (l *limit) admit(ctx context.Context) error {
 	if l.refuses() {
 		return ErrRejected
@@ -145,7 +145,7 @@ func (l *limit) admit(ctx context.Context) error {
 		return nil
 	case isClosed:
 		return ErrClosed
-	case l.full == Reject:
+	case l.full == FullReject:
 		l.rejected.Add(1)
 		return ErrRejected
 	}

@@ -5,27 +5,33 @@ import (
 	"log/slog"
 )
 
-// An Option configures an executor. Most callers set none.
-type Option func(*config)
+// An Option configures an executor built by a constructor (Pool, Limit, …)
+// or by Spec.New. Most callers set none. The zero Option changes nothing.
+type Option struct {
+	apply func(*config)
+}
+
+func option(f func(*config)) Option { return Option{apply: f} }
 
 // FullPolicy says what Go and Run do when an executor has no room for a task.
 type FullPolicy int
 
 const (
-	// Reject makes Go and Run return ErrRejected at once when there is no room.
-	Reject FullPolicy = iota + 1
-	// Wait makes Go and Run wait for room until their context ends, then
+	// FullReject makes Go and Run return ErrRejected at once when there is
+	// no room.
+	FullReject FullPolicy = iota + 1
+	// FullWait makes Go and Run wait for room until their context ends, then
 	// return the context's error. This is backpressure: a slow executor slows
 	// its submitters instead of dropping their work.
-	Wait
+	FullWait
 )
 
-// String returns "reject" or "wait", the names Parse accepts.
+// String returns "reject" or "wait", the names a spec's full= takes.
 func (p FullPolicy) String() string {
 	switch p {
-	case Reject:
+	case FullReject:
 		return "reject"
-	case Wait:
+	case FullWait:
 		return "wait"
 	}
 	return fmt.Sprintf("FullPolicy(%d)", int(p))
@@ -72,45 +78,47 @@ func Queue(n int) Option {
 	if n < 0 {
 		panic(fmt.Sprintf("loom: Queue(%d): queue length must not be negative", n))
 	}
-	return func(c *config) {
+	return option(func(c *config) {
 		c.queue = n
 		c.queueSet = true
-	}
+	})
 }
 
 // Name names the executor. The name appears in Stats, in the pprof label
 // "executor" of the goroutines it starts, and in panic reports.
 // The default is "" (FromEnv defaults it to the name it was given).
 func Name(s string) Option {
-	return func(c *config) { c.name = s }
+	return option(func(c *config) { c.name = s })
 }
 
-// Full sets what Go and Run do when there is no room for a task: Reject or
-// Wait. The default is documented on each constructor. Full applies to Pool,
-// Threads and Limit; the other constructors panic when given it, because they
-// are never full. It panics if p is neither Reject nor Wait.
+// Full sets what Go and Run do when there is no room for a task: FullReject
+// or FullWait. The default is documented on each constructor. Full applies to
+// Pool, Threads and Limit; the other constructors panic when given it,
+// because they are never full. It panics if p is neither FullReject nor
+// FullWait.
 func Full(p FullPolicy) Option {
-	if p != Reject && p != Wait {
-		panic(fmt.Sprintf("loom: Full(%v): policy must be Reject or Wait", p))
+	if p != FullReject && p != FullWait {
+		panic(fmt.Sprintf("loom: Full(%v): policy must be FullReject or FullWait", p))
 	}
-	return func(c *config) { c.full = p }
+	return option(func(c *config) { c.full = p })
 }
 
-// PanicHandler sets the function called, on the task's goroutine, with the
-// executor's name, the recovered value and the stack of the panicking task.
-// The default logs both at Error level with the executor's logger.
-// The handler must be safe for concurrent use; a panic inside it is not
-// recovered. It may call runtime.Goexit (as t.Fatal does in a test): the
-// task is counted as completed before the handler runs, and the goroutine
-// ends as it would for a task that called runtime.Goexit.
+// PanicHandler replaces the report of a panicking task: f is called, on the
+// task's goroutine, with the executor's name, the recovered value and the
+// task's stack. The default report logs them at Error level, with the
+// executor's kind, to the PanicLogger. f must be safe for concurrent use; a
+// panic inside it is not recovered. It may call runtime.Goexit (as t.Fatal
+// does in a test): the task is counted as completed before f runs, and the
+// goroutine ends as it would for a task that called runtime.Goexit.
 func PanicHandler(f func(name string, v any, stack []byte)) Option {
-	return func(c *config) { c.onPanic = f }
+	return option(func(c *config) { c.onPanic = f })
 }
 
-// Logger sets the logger the default panic handler writes to.
-// The default is slog.Default() at the time the executor is built.
-func Logger(l *slog.Logger) Option {
-	return func(c *config) { c.logger = l }
+// PanicLogger sets the logger the default panic report writes to; it has no
+// effect with PanicHandler, which replaces that report. The default is
+// slog.Default() at the time the executor is built.
+func PanicLogger(l *slog.Logger) Option {
+	return option(func(c *config) { c.logger = l })
 }
 
 // LimitRange bounds the limit of an Adaptive executor: it never falls below
@@ -121,7 +129,7 @@ func LimitRange(least, most int) Option {
 	if least <= 0 || most < least {
 		panic(fmt.Sprintf("loom: LimitRange(%d, %d): want 0 < least <= most", least, most))
 	}
-	return func(c *config) { c.limitMin, c.limitMax = least, most }
+	return option(func(c *config) { c.limitMin, c.limitMax = least, most })
 }
 
 // InitialLimit sets the limit an Adaptive executor starts with; the default
@@ -131,28 +139,32 @@ func InitialLimit(n int) Option {
 	if n <= 0 {
 		panic(fmt.Sprintf("loom: InitialLimit(%d): the limit must be positive", n))
 	}
-	return func(c *config) { c.limitInitial = n }
+	return option(func(c *config) { c.limitInitial = n })
 }
 
 // IgnoreThreadWatch makes the executor admit tasks while a ThreadWatch is
 // tripped. By default every executor refuses new tasks with ErrRejected
 // then, so that a process short of OS threads sheds load instead of dying.
 func IgnoreThreadWatch() Option {
-	return func(c *config) { c.ignoreThreads = true }
+	return option(func(c *config) { c.ignoreThreads = true })
 }
 
-// newConfig applies opts; kind names the executor in panic messages, and
-// bounded says whether Queue and Full apply to it.
-func newConfig(kind string, bounded bool, opts []Option) config {
+// newConfig applies opts for an executor of kind k. It panics, as the
+// constructors document, when an option does not apply to k: Queue or Full
+// to a kind that is never full, LimitRange or InitialLimit to any kind but
+// adaptive.
+func newConfig(k Kind, opts []Option) config {
 	var c config
 	for _, o := range opts {
-		o(&c)
+		if o.apply != nil {
+			o.apply(&c)
+		}
 	}
-	if !bounded && (c.queueSet || c.full != 0) {
-		panic(fmt.Sprintf("loom: %s executors never queue or fill up: Queue and Full do not apply", kind))
+	if info := lookupKind(k); !info.bounded && (c.queueSet || c.full != 0) {
+		panic(fmt.Sprintf("loom: %s executors never queue or fill up: Queue and Full do not apply", k))
 	}
-	if kind != "adaptive" && (c.limitMin != 0 || c.limitInitial != 0) {
-		panic(fmt.Sprintf("loom: %s executors have no adaptive limit: LimitRange and InitialLimit do not apply", kind))
+	if k != KindAdaptive && (c.limitMin != 0 || c.limitInitial != 0) {
+		panic(fmt.Sprintf("loom: %s executors have no adaptive limit: LimitRange and InitialLimit do not apply", k))
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()

@@ -2,6 +2,8 @@ package loom
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -9,27 +11,37 @@ import (
 func TestParse(t *testing.T) {
 	tests := []struct {
 		spec    string
-		kind    string
+		kind    Kind
 		name    string
 		workers int
 		queue   int
 	}{
-		{"virtual", "virtual", "", 0, 0},
-		{"pool:64", "pool", "", 64, 64},
-		{"pool:64,queue=1000", "pool", "", 64, 1000},
-		{"pool:2,queue=0,full=reject", "pool", "", 2, 0},
-		{"threads:3", "threads", "", 3, 3},
-		{"thread-per-task", "thread-per-task", "", 0, 0},
-		{"limit:500", "limit", "", 500, 0},
-		{"limit:500,queue=100", "limit", "", 500, 100},
-		{"limit:5,queue=1,full=wait,name=db", "limit", "db", 5, 1},
-		{" pool : 8 , name = http ", "pool", "http", 8, 8},
-		{"virtual,name=jobs", "virtual", "jobs", 0, 0},
+		{"virtual", KindVirtual, "", 0, 0},
+		{"pool:64", KindPool, "", 64, 64},
+		{"pool:64,queue=1000", KindPool, "", 64, 1000},
+		{"pool:2,queue=0,full=reject", KindPool, "", 2, 0},
+		{"threads:3", KindThreads, "", 3, 3},
+		{"thread-per-task", KindThreadPerTask, "", 0, 0},
+		{"limit:500", KindLimit, "", 500, 0},
+		{"limit:500,queue=100", KindLimit, "", 500, 100},
+		{"limit:5,queue=1,full=wait,name=db", KindLimit, "db", 5, 1},
+		{" pool : 8 , name = http ", KindPool, "http", 8, 8},
+		{"virtual,name=jobs", KindVirtual, "jobs", 0, 0},
+		{"adaptive,queue=50", KindAdaptive, "", 10000, 50},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
-			if err := ValidateSpec(tt.spec); err != nil {
-				t.Errorf("ValidateSpec(%q) = %v; want nil", tt.spec, err)
+			sp, err := ParseSpec(tt.spec)
+			if err != nil {
+				t.Errorf("ParseSpec(%q) = %v; want nil", tt.spec, err)
+			}
+			specWorkers := tt.workers // Stats.Workers; a Spec's is 0 for a kind without a count
+			if lookupKind(tt.kind).count == "" {
+				specWorkers = 0
+			}
+			if sp.Kind != tt.kind || sp.Name != tt.name || sp.Workers != specWorkers || sp.Queue != tt.queue {
+				t.Errorf("ParseSpec(%q) = %+v; want kind %q, name %q, workers %d, queue %d",
+					tt.spec, sp, tt.kind, tt.name, specWorkers, tt.queue)
 			}
 			e, err := Parse(tt.spec)
 			if err != nil {
@@ -45,20 +57,43 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// ParseSpec fills in each kind's defaults, so that a Spec says everything.
+func TestParseSpecDefaults(t *testing.T) {
+	tests := []struct {
+		spec string
+		want Spec
+	}{
+		{"virtual", Spec{Kind: KindVirtual}},
+		{"thread-per-task,name=x", Spec{Kind: KindThreadPerTask, Name: "x"}},
+		{"pool:16", Spec{Kind: KindPool, Workers: 16, Queue: 16, Full: FullWait}},
+		{"threads:4,full=reject", Spec{Kind: KindThreads, Workers: 4, Queue: 4, Full: FullReject}},
+		{"limit:100", Spec{Kind: KindLimit, Workers: 100, Queue: 0, Full: FullReject}},
+		{"limit:100,queue=900,full=wait", Spec{Kind: KindLimit, Workers: 100, Queue: 900, Full: FullWait}},
+		{"adaptive", Spec{Kind: KindAdaptive, Full: FullReject}},
+	}
+	for _, tt := range tests {
+		got, err := ParseSpec(tt.spec)
+		if err != nil || got != tt.want {
+			t.Errorf("ParseSpec(%q) = %+v, %v; want %+v, nil", tt.spec, got, err, tt.want)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	tests := []struct {
 		spec string
 		want string // a part of the error message
 	}{
 		{"", "no executor kind"},
-		{"adaptive", `unknown executor kind "adaptive" (known: virtual, pool, threads, thread-per-task, limit)`},
+		{"elastic", `unknown executor kind "elastic" (known: virtual, pool, threads, thread-per-task, limit, adaptive)`},
+		{"adaptive:4", "adaptive takes no count"},
 		{"pool", `pool needs a workers count`},
-		{"pool:x", `parse executor spec "pool:x": workers: strconv.Atoi: parsing "x": invalid syntax`},
+		{"pool:x", `parse executor spec "pool:x": workers: "x" is not a number: invalid syntax`},
 		{"pool:0", "workers: 0 is not positive"},
 		{"limit:-3", "limit: -3 is not positive"},
 		{"virtual:4", "virtual takes no count"},
 		{"pool:4,queue=-1", "queue: -1 is negative"},
-		{"pool:4,queue=many", "queue: strconv.Atoi"},
+		{"pool:4,queue=many", `queue: "many" is not a number`},
 		{"pool:4,queue=1,queue=2", `key "queue" given twice`},
 		{"pool:4,colour=blue", `unknown key "colour" (known: queue, full, name)`},
 		{"pool:4,fast", `option "fast" is not key=value`},
@@ -66,15 +101,19 @@ func TestParseErrors(t *testing.T) {
 		{"virtual,queue=10", "queue does not apply to virtual executors"},
 		{"thread-per-task,full=wait", "full does not apply to thread-per-task executors"},
 		{"pool:4,name=", "name: empty"},
-		{"pool:2000000", "workers: 2000000 is more than the most allowed, 1048576"},
-		{"threads:20000", "workers: 20000 is more than the most allowed, 10000"},
+		{"pool:2000000", "workers: 2000000 is more than the most allowed, 65536"},
+		{"threads:2000000", "workers: 2000000 is more than the most allowed, 1048576"},
 		{"limit:9223372036854775807,queue=1", "limit: 9223372036854775807 is more than the most allowed"},
 		{"limit:1,queue=99999999", "queue: 99999999 is more than the most allowed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
-			if err := ValidateSpec(tt.spec); err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("ValidateSpec(%q) = %v; want an error containing %q", tt.spec, err, tt.want)
+			_, serr := ParseSpec(tt.spec)
+			if serr == nil || !strings.Contains(serr.Error(), tt.want) {
+				t.Errorf("ParseSpec(%q) = %v; want an error containing %q", tt.spec, serr, tt.want)
+			}
+			if !errors.Is(serr, ErrBadSpec) {
+				t.Errorf("ParseSpec(%q) error %v does not wrap ErrBadSpec", tt.spec, serr)
 			}
 			e, err := Parse(tt.spec)
 			if err == nil {
@@ -91,120 +130,166 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-func TestFromEnv(t *testing.T) {
-	tests := []struct {
-		name     string
-		general  string // LOOM_EXECUTOR
-		specific string // LOOM_EXECUTOR_<NAME>
-		kind     string
-		wantName string
-	}{
-		{"http", "", "", "virtual", "http"},
-		{"http", "pool:4", "", "pool", "http"},
-		{"http", "pool:4", "limit:10", "limit", "http"},
-		{"web-api.v2", "", "threads:2", "threads", "web-api.v2"},
-		{"tasks", "limit:3,name=jobs", "", "limit", "jobs"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name+"/"+tt.general+"/"+tt.specific, func(t *testing.T) {
-			t.Setenv("LOOM_EXECUTOR", tt.general)
-			t.Setenv(EnvVar(tt.name), tt.specific)
-			e, err := FromEnv(tt.name)
-			if err != nil {
-				t.Fatalf("FromEnv(%q): %v", tt.name, err)
-			}
-			defer shutdown(t, e)
-			if s := e.Stats(); s.Kind != tt.kind || s.Name != tt.wantName {
-				t.Errorf("FromEnv(%q) kind, name = %q, %q; want %q, %q", tt.name, s.Kind, s.Name, tt.kind, tt.wantName)
-			}
-		})
-	}
-}
-
-func TestEnvVar(t *testing.T) {
-	tests := []struct{ name, want string }{
-		{"http", "LOOM_EXECUTOR_HTTP"},
-		{"web-api.v2", "LOOM_EXECUTOR_WEB_API_V2"},
-		{"GET /users", "LOOM_EXECUTOR_GET__USERS"},
-		{"café", "LOOM_EXECUTOR_CAF_"},
-		{"", "LOOM_EXECUTOR_"},
-	}
-	for _, tt := range tests {
-		if got := EnvVar(tt.name); got != tt.want {
-			t.Errorf("EnvVar(%q) = %q; want %q", tt.name, got, tt.want)
+// One table of kinds drives ParseSpec, Parse, Spec.New and Stats.Kind: a
+// kind added to it is parsed, built and reported with nothing else to change.
+func TestKindTableDrivesParseAndStats(t *testing.T) {
+	var names []string
+	for _, k := range kinds {
+		names = append(names, string(k.kind))
+		spec := string(k.kind)
+		if k.count != "" {
+			spec += ":2"
 		}
-	}
-}
-
-func TestFromEnvError(t *testing.T) {
-	t.Setenv("LOOM_EXECUTOR", "virtual")
-	t.Setenv("LOOM_EXECUTOR_HTTP", "pool:x")
-	_, err := FromEnv("http")
-	want := `LOOM_EXECUTOR_HTTP: parse executor spec "pool:x": workers: `
-	if err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("FromEnv error = %v; want the prefix %q", err, want)
-	}
-	t.Setenv("LOOM_EXECUTOR_HTTP", "")
-	t.Setenv("LOOM_EXECUTOR", "adaptive")
-	_, err = FromEnv("http")
-	want = `LOOM_EXECUTOR: parse executor spec "adaptive": unknown executor kind`
-	if err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("FromEnv error = %v; want the prefix %q", err, want)
-	}
-}
-
-func FuzzParse(f *testing.F) {
-	for _, s := range []string{"virtual", "pool:64", "pool:64,queue=1000", "threads:2", "thread-per-task",
-		"limit:500,queue=100", "limit:1,full=wait,name=x", "pool:x", "", ",", "pool:1,queue=1,queue=1",
-		"limit:9223372036854775807,queue=1"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, spec string) {
-		kind, _, _ := strings.Cut(strings.TrimSpace(strings.Split(spec, ",")[0]), ":")
-		kind = strings.TrimSpace(kind)
-		sp, err := parseSpec(spec, nil)
-		verr := ValidateSpec(spec)
+		sp, err := ParseSpec(spec)
 		if err != nil {
-			_, perr := Parse(spec)
-			if perr == nil || !strings.HasPrefix(perr.Error(), "parse executor spec ") {
-				t.Fatalf("Parse(%q) error = %v; want one starting %q", spec, perr, "parse executor spec ")
+			t.Errorf("ParseSpec(%q) = %v; want nil for a kind in the table", spec, err)
+			continue
+		}
+		if sp.Kind != k.kind || sp.Queue != k.queue(sp.Workers) || sp.Full != k.full {
+			t.Errorf("ParseSpec(%q) = %+v; want kind %q with the table's queue %d and full %v",
+				spec, sp, k.kind, k.queue(sp.Workers), k.full)
+		}
+		e, err := Parse(spec + ",name=t")
+		if err != nil {
+			t.Errorf("Parse(%q) = %v; want nil", spec, err)
+			continue
+		}
+		if got := e.Stats().Kind; got != k.kind {
+			t.Errorf("Parse(%q).Stats().Kind = %q; want %q", spec, got, k.kind)
+		}
+		shutdown(t, e)
+		if k.count != "" {
+			if _, err := ParseSpec(fmt.Sprintf("%s:%d", k.kind, k.most)); err != nil {
+				t.Errorf("%s:%d (the most) refused: %v", k.kind, k.most, err)
 			}
-			if verr == nil || verr.Error() != perr.Error() {
-				t.Fatalf("ValidateSpec(%q) = %v; want Parse's error %v", spec, verr, perr)
+			if _, err := ParseSpec(fmt.Sprintf("%s:%d", k.kind, k.most+1)); err == nil {
+				t.Errorf("%s:%d (one past the most) accepted", k.kind, k.most+1)
 			}
-			return
 		}
-		if verr != nil {
-			t.Fatalf("ValidateSpec(%q) = %v; want nil, as the spec parses", spec, verr)
+		_, err = ParseSpec(spec + ",queue=1")
+		if k.bounded != (err == nil) {
+			t.Errorf("ParseSpec(%q) = %v; the table says bounded is %v", spec+",queue=1", err, k.bounded)
 		}
-		if sp.kind != kind {
-			t.Fatalf("parseSpec(%q).kind = %q; want %q", spec, sp.kind, kind)
+	}
+	_, err := ParseSpec("no-such-kind")
+	want := fmt.Sprintf("(known: %s)", strings.Join(names, ", "))
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("unknown kind: got %v; want an error ending %q", err, want)
+	}
+}
+
+// A pool starts its workers at once, so its count is bounded well below the
+// limit's: pool:65536 parses, pool:65537 does not, and says why.
+func TestPoolWorkersBound(t *testing.T) {
+	if _, err := ParseSpec("pool:65536"); err != nil {
+		t.Errorf("pool:65536: %v; want nil", err)
+	}
+	_, err := ParseSpec("pool:65537")
+	if want := "workers: 65537 is more than the most allowed, 65536"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("pool:65537: got %v; want an error containing %q", err, want)
+	}
+	if _, err := (Spec{Kind: KindPool, Workers: 65537}).New(); err == nil || !errors.Is(err, ErrBadSpec) {
+		t.Errorf("Spec{pool, 65537}.New() = %v; want ErrBadSpec", err)
+	}
+}
+
+func TestSpecString(t *testing.T) {
+	tests := []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Kind: KindVirtual}, "virtual"},
+		{Spec{Kind: KindPool, Workers: 64, Queue: 64, Full: FullWait}, "pool:64"},
+		{Spec{Kind: KindPool, Workers: 64, Queue: 1000, Full: FullReject, Name: "http"}, "pool:64,queue=1000,full=reject,name=http"},
+		{Spec{Kind: KindPool, Workers: 4}, "pool:4,queue=0"},
+		{Spec{Kind: KindLimit, Workers: 5, Full: FullReject}, "limit:5"},
+		{Spec{Kind: KindThreadPerTask, Name: "x"}, "thread-per-task,name=x"},
+	}
+	for _, tt := range tests {
+		if got := tt.spec.String(); got != tt.want {
+			t.Errorf("%+v.String() = %q; want %q", tt.spec, got, tt.want)
 		}
-		if sp.n > 64 || sp.cfg.queue > 1024 {
-			return // valid, but too big to build on every fuzz input
+	}
+}
+
+// A Spec built by hand is checked by New as ParseSpec checks a string.
+func TestSpecNewErrors(t *testing.T) {
+	tests := []struct {
+		spec Spec
+		opts []Option
+		want string
+	}{
+		{Spec{}, nil, `unknown executor kind ""`},
+		{Spec{Kind: "elastic"}, nil, `unknown executor kind "elastic"`},
+		{Spec{Kind: KindPool}, nil, "workers: 0 is not positive"},
+		{Spec{Kind: KindVirtual, Workers: 3}, nil, "virtual takes no count"},
+		{Spec{Kind: KindVirtual, Queue: 3}, nil, "do not apply to virtual executors"},
+		{Spec{Kind: KindLimit, Workers: 1, Full: 7}, nil, "full: FullPolicy(7) is neither reject nor wait"},
+		{Spec{Kind: KindLimit, Workers: 1, Queue: -1}, nil, "queue: -1 is negative"},
+		{Spec{Kind: KindPool, Workers: 2}, []Option{Queue(5)}, "Queue and Full options do not combine with a spec"},
+	}
+	for _, tt := range tests {
+		e, err := tt.spec.New(tt.opts...)
+		if err == nil {
+			shutdown(t, e)
 		}
-		e := sp.build()
-		defer func() {
-			if err := e.Shutdown(context.Background()); err != nil {
-				t.Fatalf("Shutdown: %v", err)
-			}
-		}()
-		if got := e.Stats().Kind; got != kind {
-			t.Fatalf("Parse(%q).Stats().Kind = %q; want %q", spec, got, kind)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, ErrBadSpec) {
+			t.Errorf("%+v.New() = %v; want ErrBadSpec containing %q", tt.spec, err, tt.want)
 		}
-	})
+	}
+}
+
+// A 10 KB spec is quoted once, cut short, whichever part of it is bad.
+func TestLongSpecQuotedOnce(t *testing.T) {
+	long := strings.Repeat("x", 10<<10)
+	for _, spec := range []string{
+		long,
+		"virtual:" + long,
+		"pool:" + long,
+		"pool:4," + long,
+		"pool:4," + long + "=1",
+		"pool:4,queue=" + long,
+		"pool:4,full=" + long,
+		"limit:1,name=a,name=" + long,
+	} {
+		_, err := ParseSpec(spec)
+		if err == nil {
+			t.Errorf("ParseSpec of %d bytes = nil; want an error", len(spec))
+			continue
+		}
+		msg := err.Error()
+		if len(msg) > 300 {
+			t.Errorf("error for a %d-byte spec is %d bytes; want at most 300: %.400s", len(spec), len(msg), msg)
+		}
+		if n := strings.Count(msg, fmt.Sprintf("(%d bytes)", len(spec))); n != 1 {
+			t.Errorf("error quotes the spec %d times; want once: %s", n, msg)
+		}
+	}
 }
 
 func TestParseWithOptions(t *testing.T) {
-	e, err := Parse("pool:2,name=spec", Name("option"), Queue(5))
+	e, err := Parse("pool:2,name=spec", Name("option"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer shutdown(t, e)
-	if s := e.Stats(); s.Name != "spec" || s.QueueCapacity != 5 {
-		t.Errorf("name, queue = %q, %d; want the spec's name %q and the option's queue 5", s.Name, s.QueueCapacity, "spec")
+	if s := e.Stats(); s.Name != "spec" {
+		t.Errorf("name = %q; want the spec's name %q", s.Name, "spec")
 	}
-	if _, err := Parse("virtual", Queue(5)); err == nil || !strings.Contains(err.Error(), "do not apply to virtual") {
+	e2, err := Parse("pool:2", Name("option"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(t, e2)
+	if s := e2.Stats(); s.Name != "option" || s.QueueCapacity != 2 {
+		t.Errorf("name, queue = %q, %d; want the option's name %q and the spec's default queue 2", s.Name, s.QueueCapacity, "option")
+	}
+	// A spec says its queue and policy; an option saying them too would be
+	// silently overruled, so it is an error.
+	if _, err := Parse("pool:2", Queue(5)); err == nil || !strings.Contains(err.Error(), "set its queue and full instead") {
+		t.Errorf("Parse(pool:2, Queue(5)) error = %v; want one saying to set the queue in the spec", err)
+	}
+	if _, err := Parse("virtual", Queue(5)); err == nil || !strings.Contains(err.Error(), "do not combine with a spec") {
 		t.Errorf("Parse(virtual, Queue(5)) error = %v; want one saying Queue does not apply", err)
 	}
 }
@@ -214,8 +299,8 @@ func TestFullPolicyString(t *testing.T) {
 		p    FullPolicy
 		want string
 	}{
-		{Reject, "reject"},
-		{Wait, "wait"},
+		{FullReject, "reject"},
+		{FullWait, "wait"},
 		{0, "FullPolicy(0)"},
 	}
 	for _, tt := range tests {
@@ -223,4 +308,53 @@ func TestFullPolicyString(t *testing.T) {
 			t.Errorf("FullPolicy(%d).String() = %q; want %q", int(tt.p), got, tt.want)
 		}
 	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"virtual", "pool:64", "pool:64,queue=1000", "threads:2", "thread-per-task",
+		"limit:500,queue=100", "limit:1,full=wait,name=x", "pool:x", "", ",", "pool:1,queue=1,queue=1",
+		"limit:9223372036854775807,queue=1", "pool:2,queue=2,full=wait", "virtual,name= a b "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		kind, _, _ := strings.Cut(strings.TrimSpace(strings.Split(spec, ",")[0]), ":")
+		kind = strings.TrimSpace(kind)
+		sp, err := ParseSpec(spec)
+		if err != nil {
+			_, perr := Parse(spec)
+			if perr == nil || perr.Error() != err.Error() {
+				t.Fatalf("Parse(%q) error = %v; want ParseSpec's %v", spec, perr, err)
+			}
+			if !strings.HasPrefix(err.Error(), "parse executor spec ") || !errors.Is(err, ErrBadSpec) {
+				t.Fatalf("ParseSpec(%q) error = %v; want ErrBadSpec starting %q", spec, err, "parse executor spec ")
+			}
+			if len(err.Error()) > 400 {
+				t.Fatalf("ParseSpec(%q) error is %d bytes; want a bounded excerpt", spec, len(err.Error()))
+			}
+			return
+		}
+		if string(sp.Kind) != kind {
+			t.Fatalf("ParseSpec(%q).Kind = %q; want %q", spec, sp.Kind, kind)
+		}
+		again, err := ParseSpec(sp.String())
+		if err != nil || again != sp {
+			t.Fatalf("ParseSpec(%q) = %+v; its String %q parses to %+v, %v", spec, sp, sp.String(), again, err)
+		}
+		if sp.Workers > 64 || sp.Queue > 1024 {
+			return // valid, but too big to build on every fuzz input
+		}
+		e, err := sp.New()
+		if err != nil {
+			t.Fatalf("ParseSpec(%q).New() = %v", spec, err)
+		}
+		defer func() {
+			if err := e.Shutdown(context.Background()); err != nil {
+				t.Fatalf("Shutdown: %v", err)
+			}
+		}()
+		if s := e.Stats(); string(s.Kind) != kind || s.Name != sp.Name || s.QueueCapacity != sp.Queue {
+			t.Fatalf("Parse(%q).Stats() kind, name, queue = %q, %q, %d; want %q, %q, %d",
+				spec, s.Kind, s.Name, s.QueueCapacity, kind, sp.Name, sp.Queue)
+		}
+	})
 }

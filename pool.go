@@ -17,10 +17,10 @@ import (
 // At most workers tasks run at once; tasks wait in FIFO order, so Pool(1)
 // runs tasks one at a time in the order they were admitted (tasks submitted
 // concurrently are admitted in no particular order).
-// Defaults: Queue(workers) and Full(Wait): when every worker is busy and the
+// Defaults: Queue(workers) and Full(FullWait): when every worker is busy and the
 // queue is full, Go and Run wait for room until their context ends
 // (backpressure), which is how a JVM server with a fixed pool queues
-// requests. With Full(Reject) they return ErrRejected at once instead.
+// requests. With Full(FullReject) they return ErrRejected at once instead.
 // With Queue(0) a task is admitted only if a worker is waiting for work at
 // that instant; a worker that is just finishing a task, or has just been
 // started, is not yet waiting.
@@ -43,7 +43,7 @@ import (
 // executor=<name> and kind=pool. Pool is safe for concurrent use.
 // It panics if workers is not positive.
 func Pool(workers int, opts ...Option) Executor {
-	return newPool("pool", workers, false, opts)
+	return newPool(KindPool, workers, false, opts)
 }
 
 // Threads returns a Pool whose workers are each locked to their own OS
@@ -53,9 +53,16 @@ func Pool(workers int, opts ...Option) Executor {
 // threads exit with their workers at Shutdown.
 //
 // Defaults, queueing and the concurrency contract are those of Pool; the
-// pprof label kind is "threads". It panics if workers is not positive.
+// pprof label kind is "threads". It panics if workers is not positive, or if
+// workers OS threads and the runtime's own would exceed the process's thread
+// limit (see ErrThreadLimit; Spec.New returns that as an error instead).
 func Threads(workers int, opts ...Option) Executor {
-	return newPool("threads", workers, true, opts)
+	if workers > 0 {
+		if err := checkThreads(workers); err != nil {
+			panic(fmt.Sprintf("loom: Threads(%d): %v", workers, err))
+		}
+	}
+	return newPool(KindThreads, workers, true, opts)
 }
 
 type pool struct {
@@ -75,7 +82,7 @@ type pool struct {
 	// written whenever a worker parks, so they get cache lines of their own.
 	_    [64]byte
 	idle idleStack
-	// waiters counts the submitters waiting for room under Full(Wait); a
+	// waiters counts the submitters waiting for room under Full(FullWait); a
 	// worker that parks then signals idleHint, so that one of them can hand
 	// it a task directly (with Queue(0) nothing else would wake them).
 	waiters atomic.Int64
@@ -119,16 +126,16 @@ type job struct {
 // results recycles Run's completion channels, each with room for one value.
 var results = sync.Pool{New: func() any { return make(chan error, 1) }}
 
-func newPool(kind string, workers int, lock bool, opts []Option) *pool {
+func newPool(kind Kind, workers int, lock bool, opts []Option) *pool {
 	if workers <= 0 {
 		panic(fmt.Sprintf("loom: %s executor needs a positive number of workers, got %d", kind, workers))
 	}
-	cfg := newConfig(kind, true, opts)
+	cfg := newConfig(kind, opts)
 	if !cfg.queueSet {
 		cfg.queue = workers
 	}
 	if cfg.full == 0 {
-		cfg.full = Wait
+		cfg.full = FullWait
 	}
 	p := &pool{lockThread: lock, tasks: make(chan job, cfg.queue), done: make(chan struct{})}
 	p.idle.peak = &p.peak
@@ -369,7 +376,7 @@ func (p *pool) queue(ctx context.Context, j job) error {
 		p.submitted.Add(1)
 		return nil
 	}
-	if p.full == Reject {
+	if p.full == FullReject {
 		p.rejected.Add(1)
 		return ErrRejected
 	}

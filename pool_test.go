@@ -33,13 +33,13 @@ func TestPoolHandOffUnderChurn(t *testing.T) {
 		workers, queue int
 		full           FullPolicy
 	}{
-		{false, 1, 0, Wait},
-		{false, 4, 0, Wait},
-		{false, 4, 2, Wait},
-		{false, 4, 64, Wait},
-		{false, 3, 1, Reject},
-		{true, 2, 0, Wait},
-		{true, 3, 2, Reject},
+		{false, 1, 0, FullWait},
+		{false, 4, 0, FullWait},
+		{false, 4, 2, FullWait},
+		{false, 4, 64, FullWait},
+		{false, 3, 1, FullReject},
+		{true, 2, 0, FullWait},
+		{true, 3, 2, FullReject},
 	} {
 		kind := "pool"
 		if tc.threads {
@@ -105,8 +105,8 @@ func TestPoolHandOffUnderChurn(t *testing.T) {
 			if got, want := ran.Load(), admitted.Load(); got != want {
 				t.Errorf("ran %d tasks; want the %d admitted", got, want)
 			}
-			if tc.full == Wait && rejected.Load() != 0 {
-				t.Errorf("rejected %d tasks under Full(Wait); want 0", rejected.Load())
+			if tc.full == FullWait && rejected.Load() != 0 {
+				t.Errorf("rejected %d tasks under Full(FullWait); want 0", rejected.Load())
 			}
 			s := e.Stats()
 			if s.Submitted != uint64(admitted.Load()) || s.Completed != s.Submitted || s.Rejected != uint64(rejected.Load()) {

@@ -44,7 +44,7 @@ func TestSemaphoreNeverOverfillsNorStalls(t *testing.T) {
 					if ok, _ := s.tryAcquire(); !ok {
 						switch (i + j) % 3 {
 						case 0:
-							continue // gave up, as Reject does
+							continue // gave up, as FullReject does
 						case 1:
 							if got := s.wait(nil); got != acquired {
 								t.Errorf("wait(nil) = %v; want acquired", got)
@@ -293,7 +293,7 @@ func TestSemaphoreCloseRacesRelease(t *testing.T) {
 // TestLimitAdmitsWaitingCallersInOrder queues callers of a full Limit with
 // Full(Wait) one after another: they must run in the order they came.
 func TestLimitAdmitsWaitingCallersInOrder(t *testing.T) {
-	e := Limit(1, Full(Wait))
+	e := Limit(1, Full(FullWait))
 	defer shutdown(t, e)
 	l := e.(*limit)
 	release := make(chan struct{})
@@ -334,7 +334,7 @@ func TestLimitAdmitsWaitingCallersInOrder(t *testing.T) {
 // bound holds, and the counts agree once it is shut down.
 func TestLimitChurnWithCancelledCallers(t *testing.T) {
 	const bound = 3
-	e := Limit(bound, Queue(2), Full(Wait))
+	e := Limit(bound, Queue(2), Full(FullWait))
 	var running, peak, ran, accepted atomic.Int64
 	task := func(context.Context) {
 		r := running.Add(1)

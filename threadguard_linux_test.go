@@ -73,7 +73,7 @@ func TestBlockingKeepsThreadsUnderTheLimit(t *testing.T) {
 // the limit) or directly.
 func blockingChild(guarded bool) {
 	debug.SetMaxThreads(300)
-	SetBlockingLimit(0, Wait)
+	SetBlockingLimit(0, FullWait)
 	bound, _ := BlockingLimit()
 	var inside, peak, calls atomic.Int64
 	call := func() {

@@ -24,9 +24,9 @@ import (
 // kind=thread-per-task. A panicking task is recovered and reported.
 // ThreadPerTask is safe for concurrent use.
 func ThreadPerTask(opts ...Option) Executor {
-	cfg := newConfig("thread-per-task", false, opts)
+	cfg := newConfig(KindThreadPerTask, opts)
 	e := &threadPerTask{}
-	e.init("thread-per-task", cfg, 0, 0)
+	e.init(KindThreadPerTask, cfg, 0, 0)
 	e.counts = e.taskCounts
 	return e
 }

@@ -20,9 +20,9 @@ import (
 // any go statement with arguments does; Run allocates nothing when the submit
 // context is context.Background. Virtual is safe for concurrent use.
 func Virtual(opts ...Option) Executor {
-	cfg := newConfig("virtual", false, opts)
+	cfg := newConfig(KindVirtual, opts)
 	v := &virtual{}
-	v.init("virtual", cfg, 0, 0)
+	v.init(KindVirtual, cfg, 0, 0)
 	v.counts = v.taskCounts
 	return v
 }

@@ -184,7 +184,7 @@ func checkModels(models []string) error {
 		if IsPeer(m) {
 			continue
 		}
-		if err := loom.ValidateSpec(m); err != nil {
+		if _, err := loom.ParseSpec(m); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadModel, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/load"
 	"github.com/loomrt/loom/web"
 )
@@ -109,20 +110,17 @@ func (p Plan) expectedRuntime(limit float64) time.Duration {
 // pool:N, threads:N and limit:N, or 0 for models that set no bound
 // (virtual, thread-per-task, peers).
 func Concurrency(model string) int {
-	kind, rest, ok := strings.Cut(model, ":")
-	if !ok {
+	s, err := loom.ParseSpec(model)
+	if err != nil {
 		return 0
 	}
-	switch strings.TrimSpace(kind) {
-	case "pool", "threads", "limit":
-		count, _, _ := strings.Cut(rest, ",")
-		n, err := strconv.Atoi(strings.TrimSpace(count))
-		if err != nil || n < 0 {
-			return 0
-		}
-		return n
-	}
-	return 0
+	return s.Workers
+}
+
+// isSpec reports whether model is an executor spec loom.ParseSpec accepts.
+func isSpec(model string) bool {
+	_, err := loom.ParseSpec(model)
+	return err == nil
 }
 
 // IsPeer reports whether model names a peer framework ("peer:gin").
@@ -174,14 +172,15 @@ func count(n int64) string {
 
 // SplitModels splits a comma-separated list of models, keeping each spec's
 // own ",key=value" parts with it: "virtual,limit:1000,queue=9000,pool:16"
-// is virtual, limit:1000,queue=9000 and pool:16.
+// is virtual, limit:1000,queue=9000 and pool:16. A part that is a key=value
+// and not a spec of its own belongs to the model before it.
 func SplitModels(list string) []string {
 	var models []string
 	for _, part := range strings.Split(list, ",") {
 		part = strings.TrimSpace(part)
 		switch {
 		case part == "":
-		case strings.Contains(part, "=") && !strings.Contains(part, ":") && len(models) > 0:
+		case len(models) > 0 && !IsPeer(part) && strings.Contains(part, "=") && !isSpec(part):
 			models[len(models)-1] += "," + part
 		default:
 			models = append(models, part)

@@ -64,7 +64,7 @@ func Serve(ctx context.Context, cfg ServeConfig, out io.Writer) (err error) {
 	}
 	var exec loom.Executor
 	if cfg.Model == "" {
-		exec, err = loom.FromEnv("HTTP")
+		exec, err = loom.FromEnv("HTTP", "")
 	} else {
 		exec, err = loom.Parse(cfg.Model)
 	}

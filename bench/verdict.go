@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/loomrt/loom"
 )
 
 // judge fills in each run's ratios, the best model and the verdict of a
@@ -137,7 +139,7 @@ func peerNote(runs []ModelRun) string {
 
 // boundName says what bounds a model: "its 16 workers", "its limit of 100".
 func boundName(model string) string {
-	if strings.HasPrefix(strings.TrimSpace(model), "limit") {
+	if s, err := loom.ParseSpec(model); err == nil && s.Kind == loom.KindLimit {
 		return fmt.Sprintf("its limit of %d", Concurrency(model))
 	}
 	return fmt.Sprintf("its %d workers", Concurrency(model))

@@ -87,7 +87,7 @@ func New(opts ...Option) (*App, error) {
 		a.owned = append(a.owned, e)
 	}
 	if a.executor == nil {
-		e, err := loom.FromEnv("HTTP")
+		e, err := loom.FromEnv("HTTP", "")
 		if err != nil {
 			return nil, fmt.Errorf("web: default executor: %w", err)
 		}
@@ -130,22 +130,18 @@ func (a *App) Use(decorators ...func(http.Handler) http.Handler) {
 func (a *App) Executor() loom.Executor { return a.executor }
 
 // NewExecutor makes an executor named name for routes that need their own,
-// owned and shut down by the App: its spec comes from LOOM_EXECUTOR_<NAME>
-// if set, else fallback (a spec as loom.Parse reads it, e.g. "pool:4").
+// owned and shut down by the App: loom.FromEnv(name, fallback), whose spec
+// comes from LOOM_EXECUTOR_<NAME> if set, else fallback (a spec as
+// loom.Parse reads it, e.g. "pool:4"), else LOOM_EXECUTOR.
 // Use it to isolate a slow route so that it cannot starve the others:
 //
 //	slow, err := app.NewExecutor("reports", "pool:4")
 //	...
 //	app.Get("/report", report, web.Executor(slow))
 func (a *App) NewExecutor(name, fallback string) (loom.Executor, error) {
-	variable := loom.EnvVar(name)
-	spec, ok := lookupEnv(variable)
-	if !ok || strings.TrimSpace(spec) == "" {
-		spec, variable = fallback, "fallback spec"
-	}
-	e, err := loom.Parse(spec, loom.Name(name))
+	e, err := loom.FromEnv(name, fallback)
 	if err != nil {
-		return nil, fmt.Errorf("web: executor %q from %s: %w", name, variable, err)
+		return nil, fmt.Errorf("web: executor %q: %w", name, err)
 	}
 	a.mu.Lock()
 	a.owned = append(a.owned, e)

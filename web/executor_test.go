@@ -81,7 +81,7 @@ func TestClientGoneBeforeStartSkipsHandler(t *testing.T) {
 		}
 	})
 	t.Run("gone while queued", func(t *testing.T) {
-		waiting := loom.Limit(1, loom.Queue(1), loom.Full(loom.Wait))
+		waiting := loom.Limit(1, loom.Queue(1), loom.Full(loom.FullWait))
 		defer waiting.Shutdown(context.Background())
 		release := blockOne(t, waiting)
 		defer release()

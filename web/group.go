@@ -147,7 +147,7 @@ func (g *Group) Handle(method, path string, h http.Handler, opts ...RouteOption)
 		rt.executor = g.app.executor
 	}
 	g.app.track(rt.executor)
-	rt.neverWaits = rt.executor.Stats().Kind == "virtual"
+	rt.neverWaits = rt.executor.Stats().Kind == loom.KindVirtual
 	if hf, ok := h.(HandlerFunc); ok {
 		rt.handlerFunc = hf
 	} else {

@@ -106,7 +106,7 @@ func (c executorCollector) Collect(ch chan<- prometheus.Metric) {
 			name = base + "-" + strconv.Itoa(n)
 		}
 		seen[name] = true
-		labels := []string{name, s.Kind}
+		labels := []string{name, string(s.Kind)}
 		counter := func(d *prometheus.Desc, v uint64) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 		}

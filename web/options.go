@@ -3,7 +3,6 @@ package web
 import (
 	"log/slog"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/loomrt/loom"
@@ -127,6 +126,3 @@ func ErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error)) Opt
 func ConfigureServer(f func(*http.Server)) Option {
 	return func(s *settings) { s.server = f }
 }
-
-// lookupEnv is os.LookupEnv, named so that tests read clearly.
-var lookupEnv = os.LookupEnv

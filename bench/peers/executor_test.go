@@ -45,7 +45,7 @@ var contenders = []contender{
 	{"pool", "ants", newAnts},
 	{"pool", "pond", newPond},
 	{"pool", "chan", newChanPool},
-	{"limit", "loom", func() (executor, error) { return loomExecutor{loom.Limit(benchWorkers, loom.Full(loom.Wait))}, nil }},
+	{"limit", "loom", func() (executor, error) { return loomExecutor{loom.Limit(benchWorkers, loom.Full(loom.FullWait))}, nil }},
 	{"limit", "errgroup", newErrgroup},
 	{"limit", "semaphore", newSemaphore},
 	{"virtual", "loom", func() (executor, error) { return loomExecutor{loom.Virtual()}, nil }},
