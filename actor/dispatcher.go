@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -31,7 +29,7 @@ const DefaultDispatcher = "actors"
 // replaces one.
 type Dispatcher struct {
 	// Name is what Props.Dispatcher refers to, and the executor's name:
-	// LOOM_EXECUTOR_<NAME> (loom.EnvVar) overrides Spec.
+	// LOOM_EXECUTOR_<NAME> overrides Spec (loom.FromEnv).
 	Name string
 	// Spec is the executor spec (loom.Parse) when LOOM_EXECUTOR_<NAME> is
 	// unset; "" follows LOOM_EXECUTOR, else "virtual".
@@ -69,17 +67,7 @@ func Dispatchers() []Dispatcher {
 // LOOM_EXECUTOR_<NAME>, else fallback if not empty, else LOOM_EXECUTOR, else
 // virtual.
 func executorFor(name, fallback string) (loom.Executor, error) {
-	if spec, ok := os.LookupEnv(loom.EnvVar(name)); ok && strings.TrimSpace(spec) != "" {
-		e, err := loom.Parse(spec, loom.Name(name))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", loom.EnvVar(name), err)
-		}
-		return e, nil
-	}
-	if fallback == "" {
-		return loom.FromEnv(name)
-	}
-	return loom.Parse(fallback, loom.Name(name))
+	return loom.FromEnv(name, fallback)
 }
 
 // dispatcher is a Dispatcher at work. Turns go to the executor without

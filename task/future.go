@@ -124,7 +124,7 @@ func (f *Future[T]) Done() <-chan struct{} { return f.done }
 func (f *Future[T]) Cancel() { f.cancel() }
 
 var defaultExecutor = sync.OnceValues(func() (loom.Executor, error) {
-	return loom.FromEnv("tasks") // TODO(spec): FromEnv("tasks", "")
+	return loom.FromEnv("tasks", "")
 })
 
 // DefaultExecutor returns the executor Go uses when given nil: the one
