@@ -34,7 +34,7 @@ func NewApp(store *Store, opts ...web.Option) (*web.App, error) {
 //	DELETE /api/todos/{id}                           remove: 204
 //	POST   /api/todos/clear-completed                remove completed: {"removed": n}
 //	GET    /                                         the page that uses them
-//	GET    /static/…                                 its script and style
+//	GET    /static/…                                 its script, style and icon
 //
 // The list is a JSON array of todos in id order: state is all (the
 // default), active or completed; limit is the most todos to send, 1 to
@@ -73,7 +73,8 @@ func Register(app *web.App, store *Store) {
 	app.Static("/static/", assets)
 }
 
-// page serves index.html, which loads /static/app.js and /static/style.css.
+// page serves index.html, which loads /static/app.js, /static/style.css
+// and /static/favicon.svg.
 func page(assets fs.FS) web.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		http.ServeFileFS(w, r, assets, "index.html")

@@ -152,12 +152,16 @@ function edit(li, todo) {
   field.focus();
 }
 
+// The field is emptied once the server has the todo: a text it refuses
+// stays in the field, beside the error, to be corrected.
 document.getElementById("new-todo-form").addEventListener("submit", (e) => {
   e.preventDefault();
   const text = input.value.trim();
   if (text === "") return;
-  input.value = "";
-  run(() => call("POST", "", { text }));
+  run(async () => {
+    await call("POST", "", { text });
+    if (input.value.trim() === text) input.value = "";
+  });
 });
 
 document.getElementById("clear-completed").addEventListener("click", () =>
