@@ -40,7 +40,8 @@ type cell struct {
 	disp       *dispatcher
 	ownDisp    bool // the dispatcher is the actor's own (PerActor)
 	turnTask   loom.Task
-	nextReady  *cell // the dispatcher's ready list, under its lock
+	turnFunc   func() // turn, made once
+	nextReady  *cell  // the dispatcher's ready list, under its lock
 	done       chan struct{}
 	lifecycle  atomic.Int32
 

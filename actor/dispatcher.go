@@ -42,6 +42,10 @@ type Dispatcher struct {
 	// Throughput is the most messages a mailbox handles per turn; 0 means
 	// DefaultThroughput.
 	Throughput int
+	// Blocking runs every turn inside loom.Blocking, so that actors whose
+	// calls hold OS threads (cgo, raw system calls) count against the
+	// process-wide bound of such calls and cannot exhaust the threads.
+	Blocking bool
 }
 
 // Dispatchers returns the dispatchers every System starts with:
@@ -50,7 +54,7 @@ type Dispatcher struct {
 //	pool      pool:GOMAXPROCS, Akka's fork-join dispatcher: the fastest for message-heavy actors
 //	virtual   a new goroutine per turn, Akka's virtual-thread-executor
 //	pinned    pool:1 per actor, Akka's PinnedDispatcher (threads:1 locks each to an OS thread)
-//	blocking  pool:16, Akka's default-blocking-io-dispatcher: for actors that block
+//	blocking  pool:16 inside loom.Blocking, Akka's default-blocking-io-dispatcher: for actors that block
 //
 // Each is switched by its own variable, LOOM_EXECUTOR_POOL and so on.
 func Dispatchers() []Dispatcher {
@@ -59,7 +63,7 @@ func Dispatchers() []Dispatcher {
 		{Name: "pool", Spec: fmt.Sprintf("pool:%d", runtime.GOMAXPROCS(0))},
 		{Name: "virtual", Spec: "virtual"},
 		{Name: "pinned", Spec: "pool:1", PerActor: true},
-		{Name: "blocking", Spec: "pool:16"},
+		{Name: "blocking", Spec: "pool:16", Blocking: true},
 	}
 }
 
@@ -81,6 +85,7 @@ type dispatcher struct {
 	exec       loom.Executor
 	throughput int
 	limit      int64 // 0: the executor never waits (virtual)
+	blocking   bool
 
 	_       [64]byte
 	running atomic.Int64 // turns handed over and not finished
@@ -97,7 +102,7 @@ func newDispatcher(d Dispatcher, exec loom.Executor) *dispatcher {
 	if t <= 0 {
 		t = DefaultThroughput
 	}
-	disp := &dispatcher{name: d.Name, exec: exec, throughput: t}
+	disp := &dispatcher{name: d.Name, exec: exec, throughput: t, blocking: d.Blocking}
 	if st.Workers > 0 {
 		disp.limit = int64(st.Workers + st.QueueCapacity)
 	}
@@ -180,7 +185,7 @@ func (d *dispatcher) submit(c *cell) {
 	if errors.Is(err, loom.ErrClosed) {
 		c.abandon()
 	} else {
-		c.turn()
+		d.turn(c)
 	}
 	if d.limit != 0 {
 		d.finished()
@@ -190,9 +195,22 @@ func (d *dispatcher) submit(c *cell) {
 // run is the task of c's turns: the turn, then the ready mailboxes waiting
 // for room, on the same goroutine.
 func (d *dispatcher) run(c *cell) {
-	c.turn()
+	d.turn(c)
 	if d.limit != 0 {
 		d.finished()
+	}
+}
+
+// turn runs a turn of c, inside loom.Blocking for a Blocking dispatcher. A
+// turn that Blocking refuses (SetBlockingLimit's Reject) runs all the same:
+// its mailbox holds the turn and nothing else would run it.
+func (d *dispatcher) turn(c *cell) {
+	if !d.blocking {
+		c.turn()
+		return
+	}
+	if err := loom.Blocking(context.Background(), c.turnFunc); err != nil {
+		c.turn()
 	}
 }
 
@@ -203,7 +221,7 @@ func (d *dispatcher) run(c *cell) {
 func (d *dispatcher) finished() {
 	for {
 		for c := d.next(); c != nil; c = d.next() {
-			c.turn()
+			d.turn(c)
 		}
 		d.running.Add(-1)
 		// A mailbox may have joined the ready list after we looked, seen

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loomrt/loom"
 	"golang.org/x/sys/unix"
 )
 
@@ -165,6 +166,26 @@ func TestThroughputYields(t *testing.T) {
 	waitDone(t, b)
 	if got := strings.Join(order, ""); got != "ababab" {
 		t.Errorf("got %s; want ababab (one message per turn)", got)
+	}
+}
+
+// The blocking dispatcher's turns count against loom.Blocking's bound.
+func TestBlockingDispatcherCounts(t *testing.T) {
+	sys := newTestSystem(t)
+	for _, tc := range []struct {
+		dispatcher string
+		want       int
+	}{{"blocking", 1}, {"pool", 0}} {
+		r := spawn(t, sys, Props{Dispatcher: tc.dispatcher, New: behaviour(func(c *Context, msg any) {
+			if msg == "running" {
+				_, running := loom.BlockingLimit()
+				c.Respond(running)
+			}
+		})})
+		got, err := Ask[int](context.Background(), r, "running")
+		if err != nil || got != tc.want {
+			t.Errorf("%s: loom.Blocking calls running: got %d, %v; want %d", tc.dispatcher, got, err, tc.want)
+		}
 	}
 }
 

@@ -182,6 +182,7 @@ func (s *System) spawn(parent *cell, p Props) (Ref, error) {
 	c.system.init()
 	c.ctx.cell = c
 	c.turnTask = func(context.Context) { disp.run(c) }
+	c.turnFunc = c.turn
 
 	parent.mu.Lock()
 	if parent != s.guardian && parent.lifecycle.Load() != alive {
