@@ -73,6 +73,7 @@ type cell struct {
 	timer      func() bool
 	restarts   []time.Time
 	watchers   map[*cell]struct{}
+	woken      []*cell // mailboxes this turn woke, to schedule when Receive returns
 }
 
 // System messages.
@@ -93,10 +94,11 @@ type (
 // poisonPill is the user message Stop queues.
 var poisonPill = &poison{}
 
-// tell queues msg from sender and wakes the mailbox. free, if not nil, is
-// the sending actor's node list (only during its turn). It returns an error
-// only for a bounded mailbox: a full one's Fail, or ctx's end while waiting.
-func (c *cell) tell(ctx context.Context, msg any, sender *cell, free *freeList) error {
+// tell queues msg from sender and wakes the mailbox. turn, if not nil, is
+// the actor whose turn is sending: its node list serves, and the wake waits
+// until its Receive returns (see woken). It returns an error only for a
+// bounded mailbox: a full one's Fail, or ctx's end while waiting.
+func (c *cell) tell(ctx context.Context, msg any, sender, turn *cell) error {
 	if c.future != nil {
 		if !c.future.deliver(msg) {
 			c.sys.deadLetter(c, msg, sender, errAnswered)
@@ -108,9 +110,29 @@ func (c *cell) tell(ctx context.Context, msg any, sender *cell, free *freeList) 
 			return err
 		}
 	}
-	c.user.push(msg, sender, free)
-	c.wake()
+	if turn == nil {
+		c.user.push(msg, sender, nil)
+		c.wake()
+		return nil
+	}
+	c.user.push(msg, sender, &turn.free)
+	if c.status.Load() == idle && c.status.CompareAndSwap(idle, scheduled) {
+		turn.woken = append(turn.woken, c)
+	}
 	return nil
+}
+
+// scheduleWoken hands the mailboxes woken during a Receive to their
+// dispatchers. Waking them when the Receive returns rather than at each Tell
+// keeps the executor's Go off the deep stack of the behaviour's code (a new
+// goroutine's stack would grow and be copied on every turn of the virtual
+// dispatcher), and lets a batch sent in one Receive be handled in one turn.
+func (c *cell) scheduleWoken() {
+	for i, w := range c.woken {
+		c.woken[i] = nil
+		w.disp.schedule(w)
+	}
+	c.woken = c.woken[:0]
 }
 
 // errAnswered marks a second reply to an Ask.
@@ -214,10 +236,15 @@ func (c *cell) process() (failed bool) {
 			c.fail(v, debug.Stack())
 			failed = true
 		}
+		// Whatever happened, a mailbox this turn woke must run.
+		c.scheduleWoken()
 	}()
 	for c.budget > 0 {
 		if m, _, ok := c.system.pop(&c.free); ok {
 			c.handleSystem(m)
+			if len(c.woken) != 0 {
+				c.scheduleWoken()
+			}
 			continue
 		}
 		if c.state == stopping || (c.state == alive && c.suspended) {
@@ -242,6 +269,9 @@ func (c *cell) process() (failed bool) {
 		c.ctx.sender, c.ctx.msg = sender, msg
 		c.actor.Receive(&c.ctx, msg)
 		c.ctx.sender, c.ctx.msg = nil, nil
+		if len(c.woken) != 0 {
+			c.scheduleWoken()
+		}
 	}
 	return false
 }
@@ -490,7 +520,7 @@ func (c *cell) finish() {
 	c.state = dead
 	c.lifecycle.Store(dead)
 	for w := range c.watchers {
-		w.tell(context.Background(), Terminated{Actor: Ref{c}}, c, &c.free)
+		w.tell(context.Background(), Terminated{Actor: Ref{c}}, c, c)
 	}
 	c.watchers = nil
 	if c.parent == c.sys.guardian {

@@ -41,7 +41,7 @@ func (x *Context) Tell(to Ref, msg any) {
 		x.cell.sys.deadLetter(nil, msg, x.cell, ErrStopped)
 		return
 	}
-	if err := to.c.tell(context.Background(), msg, x.cell, &x.cell.free); err != nil {
+	if err := to.c.tell(context.Background(), msg, x.cell, x.cell); err != nil {
 		return // tell sent it to dead letters
 	}
 }
@@ -57,7 +57,7 @@ func (x *Context) Forward(to Ref) {
 		x.cell.sys.deadLetter(nil, x.msg, x.sender, ErrStopped)
 		return
 	}
-	_ = to.c.tell(context.Background(), x.msg, x.sender, &x.cell.free)
+	_ = to.c.tell(context.Background(), x.msg, x.sender, x.cell)
 }
 
 // Spawn starts a child of this actor; see System.Spawn. A child's path is

@@ -110,12 +110,15 @@ func benchEcho(b *testing.B, dispatcher string, throughput int) {
 	rounds := max(1, b.N/perRound)
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	runEcho(b, sys, dispatcher, echoPairs, rounds)
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), processCPU()-cpu
 	b.StopTimer()
 	msgs := float64(rounds * perRound)
 	b.ReportMetric(msgs/elapsed.Seconds(), "msg/s")
+	// CPU time per message: what a busy machine's other load does not
+	// change as much as it changes msg/s.
+	b.ReportMetric(float64(cpu.Nanoseconds())/msgs, "cpu-ns/msg")
 }
 
 // withThroughput returns the built-in dispatcher called name with the given

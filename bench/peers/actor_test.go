@@ -71,13 +71,17 @@ func BenchmarkEcho(b *testing.B) {
 			rounds := max(1, b.N/perRound)
 			b.ReportAllocs()
 			b.ResetTimer()
-			start := time.Now()
+			start, cpu := time.Now(), processCPU()
 			if err := r.run(rounds); err != nil {
 				b.Fatal(err)
 			}
-			elapsed := time.Since(start)
+			elapsed, cpu := time.Since(start), processCPU()-cpu
 			b.StopTimer()
-			b.ReportMetric(float64(rounds*perRound)/elapsed.Seconds(), "msg/s")
+			msgs := float64(rounds * perRound)
+			b.ReportMetric(msgs/elapsed.Seconds(), "msg/s")
+			// CPU time per message, which the machine's other load changes
+			// less than it changes msg/s.
+			b.ReportMetric(float64(cpu.Nanoseconds())/msgs, "cpu-ns/msg")
 		})
 	}
 }
