@@ -93,7 +93,7 @@ func Serve(ctx context.Context, cfg ServeConfig, out io.Writer) (err error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// A short grace: the runner stops a server once its load has ended, and
 	// requests still in flight then are ones nobody waits for.
-	app, err := web.New(web.WithExecutor(exec), web.Logger(logger), web.ShutdownGrace(500*time.Millisecond),
+	app, err := web.New(web.Executor(exec), web.Logger(logger), web.ShutdownGrace(500*time.Millisecond),
 		web.ConfigureServer(func(s *http.Server) {
 			// Thousands of connections may sit in the listen backlog; the
 			// default 10 s header timeout would cut them off.

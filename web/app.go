@@ -6,100 +6,102 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/loomrt/loom"
 )
 
-// DefaultBodyLimit is the request body limit of an App made without BodyLimit.
-const DefaultBodyLimit = 10 << 20
-
 // App is a set of routes and the executors they run on. It is an
 // http.Handler, so it can be served by any http.Server, httptest.Server or
 // mounted under another mux; Run, ListenAndServe and Serve add a server with
 // sensible limits and graceful shutdown.
 //
-// Register routes and decorators before serving; after that, an App is safe
-// for concurrent use. A panic in a handler is recovered: the client gets a 500
-// (if nothing was sent yet), the logger gets the stack, and the server lives.
+// Register routes and observers before serving; after that, an App is safe
+// for concurrent use. A panic in a handler or decorator is recovered: the
+// client gets a 500 (if nothing was sent yet), the logger gets the stack,
+// and the server lives.
 type App struct {
 	root *Group // routes registered on the App itself
 
-	mux        *http.ServeMux
-	handler    http.Handler // mux wrapped by the app-wide decorators
-	decorators []func(http.Handler) http.Handler
-	settings   settings
-	logger     *slog.Logger
-	metrics    *metrics
+	mux       *http.ServeMux
+	handler   http.Handler // mux wrapped by the App's decorators
+	settings  appSettings
+	defaults  routeSettings // the App's route settings, executor resolved
+	logger    *slog.Logger
+	observers []Observer
 
-	routeBodyTimeouts bool // some route has RouteBodyTimeout: wrap bodies even without an App timeout
+	// wrapBodies is set when some level has a body limit or timeout: then
+	// every request body is wrapped in a requestBody. bodyCeiling is the
+	// largest limit of any level (0: some level has none), checked against
+	// the declared length before routing.
+	wrapBodies  bool
+	bodyCeiling int64
 
-	executor loom.Executor   // default executor for routes
-	owned    []loom.Executor // executors the App made and must shut down
-	known    []loom.Executor // every executor routes use, for metrics
+	mu        sync.Mutex
+	owned     []loom.Executor          // executors the App made and must shut down
+	known     []loom.Executor          // every executor routes use, the default first
+	named     map[string]namedExecutor // ExecutorFromEnv executors, by name
+	configErr error                    // ExecutorFromEnv failures of groups and routes
 
-	mu           sync.Mutex
-	shutdown     bool
-	closingCtx   context.Context // ends when the server stops: long-lived handlers (WebSockets) end
-	closeSockets context.CancelFunc
-	sockets      int           // WebSocket handlers running
-	socketsDone  chan struct{} // closed when shutdown is set and sockets is 0
+	shutdown   bool
+	closingCtx context.Context // ends when the App shuts down: long-lived handlers end
+	closeHeld  context.CancelFunc
+	held       int           // long-lived handlers running (Hold)
+	heldDone   chan struct{} // closed when shutdown is set and held is 0
 }
 
-// New returns an App configured by opts. Unless WithExecutor or
-// ExecutorSpec is given, the default executor comes from
-// loom.FromEnv("HTTP"): the variable LOOM_EXECUTOR_HTTP, else LOOM_EXECUTOR,
-// else "virtual". A bad spec is an error that names the variable. Executors the App makes are shut down by
-// App.Shutdown (Serve and Run call it); executors passed in stay the caller's.
+type namedExecutor struct {
+	fallback string
+	executor loom.Executor
+	err      error
+}
+
+// New returns an App configured by opts. Unless Executor or ExecutorFromEnv
+// is given, the default executor is ExecutorFromEnv("http", ""): the spec in
+// LOOM_EXECUTOR_HTTP, else LOOM_EXECUTOR, else "virtual". A bad spec, a
+// negative ShutdownGrace or WriteTimeout is an error; options that do not
+// apply to an App panic. Executors the App makes are shut down by
+// App.Shutdown (Serve and Run call it); executors passed in stay the
+// caller's.
 func New(opts ...Option) (*App, error) {
-	a := &App{mux: http.NewServeMux()}
-	a.closingCtx, a.closeSockets = context.WithCancel(context.Background())
-	a.socketsDone = make(chan struct{})
-	a.settings = settings{bodyLimit: DefaultBodyLimit, bodyTimeout: DefaultBodyTimeout, grace: 10 * time.Second}
-	for _, opt := range opts {
-		opt(&a.settings)
+	c := config{
+		app:   appSettings{grace: 10 * time.Second, writeTimeout: DefaultWriteTimeout},
+		route: routeSettings{bodyLimit: DefaultBodyLimit, bodyTimeout: DefaultBodyTimeout},
 	}
-	a.logger = a.settings.logger
+	applyOptions(&c, opts, scopeApp|scopeRoute, "New")
+	if d := c.app.grace; d < 0 {
+		return nil, fmt.Errorf("web: shutdown grace %v is negative (0 means the default, 10s)", d)
+	}
+	if d := c.app.writeTimeout; d < 0 {
+		return nil, fmt.Errorf("web: write timeout %v is negative (0 removes it)", d)
+	}
+	a := &App{mux: http.NewServeMux(), settings: c.app, logger: c.app.logger}
 	if a.logger == nil {
 		a.logger = slog.Default()
 	}
-	// Checked before any executor is made, so that an error leaves nothing
-	// running; registering the route would panic later.
-	if p := a.settings.metricsPath; p != "" && !strings.HasPrefix(p, "/") {
-		return nil, fmt.Errorf("web: metrics path %q must start with /", p)
-	}
-	if d := a.settings.bodyTimeout; d < 0 {
-		return nil, fmt.Errorf("web: body timeout %v is negative (0 removes it)", d)
-	}
-	if d := a.settings.grace; d < 0 {
-		return nil, fmt.Errorf("web: shutdown grace %v is negative (0 means the default, 10s)", d)
-	}
-	a.executor = a.settings.executor
-	if a.executor == nil && a.settings.executorSpec != "" {
-		e, err := loom.Parse(a.settings.executorSpec, loom.Name("http"))
-		if err != nil {
-			return nil, fmt.Errorf("web: default executor: %w", err)
+	a.closingCtx, a.closeHeld = context.WithCancel(context.Background())
+	a.heldDone = make(chan struct{})
+	a.defaults = c.route
+	a.defaults.decorators = nil // they wrap the whole App, not each route
+	if a.defaults.executor == nil {
+		env := a.defaults.envExecutor
+		if env == nil {
+			env = &envExecutor{name: "http"}
 		}
-		a.executor = e
-		a.owned = append(a.owned, e)
-	}
-	if a.executor == nil {
-		e, err := loom.FromEnv("HTTP", "")
+		e, err := a.executorFromEnv(env)
 		if err != nil {
-			return nil, fmt.Errorf("web: default executor: %w", err)
+			return nil, err
 		}
-		a.executor = e
-		a.owned = append(a.owned, e)
+		a.defaults.executor = e
 	}
-	a.known = append(a.known, a.executor)
-	a.root = &Group{app: a}
-	a.handler = a.mux
-	if a.settings.metricsPath != "" {
-		a.metrics = newMetrics(a)
-		a.Handle(http.MethodGet, a.settings.metricsPath, a.metrics.handler())
+	a.defaults.envExecutor = nil
+	a.known = append(a.known, a.defaults.executor)
+	a.noteBody(a.defaults)
+	a.root = &Group{app: a, settings: a.defaults}
+	a.handler = decorate(a.mux, c.route.decorators)
+	if a.settings.accessLog {
+		a.observers = append(a.observers, accessLog{a.logger})
 	}
 	if a.settings.pprof {
 		a.registerPprof()
@@ -117,41 +119,79 @@ func MustNew(opts ...Option) *App {
 	return a
 }
 
-// Use adds decorators around the whole App, unknown routes and wrong methods
-// included; the first one given is the outermost. They run on the
-// connection's goroutine, before the route's executor. Call Use before
-// serving.
-func (a *App) Use(decorators ...func(http.Handler) http.Handler) {
-	a.decorators = append(a.decorators, decorators...)
-	a.handler = decorate(a.mux, a.decorators)
-}
-
-// Executor returns the App's default executor.
-func (a *App) Executor() loom.Executor { return a.executor }
-
-// NewExecutor makes an executor named name for routes that need their own,
-// owned and shut down by the App: loom.FromEnv(name, fallback), whose spec
-// comes from LOOM_EXECUTOR_<NAME> if set, else fallback (a spec as
-// loom.Parse reads it, e.g. "pool:4"), else LOOM_EXECUTOR.
-// Use it to isolate a slow route so that it cannot starve the others:
-//
-//	slow, err := app.NewExecutor("reports", "pool:4")
-//	...
-//	app.Get("/report", report, web.Executor(slow))
-func (a *App) NewExecutor(name, fallback string) (loom.Executor, error) {
-	e, err := loom.FromEnv(name, fallback)
-	if err != nil {
-		return nil, fmt.Errorf("web: executor %q: %w", name, err)
-	}
+// executorFromEnv returns the App's executor named env.name, building it
+// with loom.FromEnv the first time.
+func (a *App) executorFromEnv(env *envExecutor) (loom.Executor, error) {
 	a.mu.Lock()
-	a.owned = append(a.owned, e)
-	a.mu.Unlock()
-	a.track(e)
-	return e, nil
+	defer a.mu.Unlock()
+	if n, ok := a.named[env.name]; ok {
+		if n.fallback != env.fallback {
+			panic(fmt.Sprintf("web: executor %q declared with fallback %q and %q", env.name, n.fallback, env.fallback))
+		}
+		return n.executor, n.err
+	}
+	e, err := loom.FromEnv(env.name, env.fallback)
+	if err != nil {
+		err = fmt.Errorf("web: executor %q: %w", env.name, err)
+	} else {
+		a.owned = append(a.owned, e)
+	}
+	if a.named == nil {
+		a.named = map[string]namedExecutor{}
+	}
+	a.named[env.name] = namedExecutor{fallback: env.fallback, executor: e, err: err}
+	return e, err
 }
 
-// track remembers an executor for the metrics collector.
+// resolveExecutor returns the executor of a group or route with settings s,
+// building it from the environment if s asks for that. A spec that does not
+// parse is kept for Err, and the routes get an executor that refuses with
+// that error.
+func (a *App) resolveExecutor(s *routeSettings) {
+	if s.envExecutor == nil {
+		return
+	}
+	e, err := a.executorFromEnv(s.envExecutor)
+	if err != nil {
+		a.mu.Lock()
+		if a.configErr == nil {
+			a.configErr = err
+		}
+		a.mu.Unlock()
+		e = failedExecutor{err}
+	}
+	s.executor, s.envExecutor = e, nil
+}
+
+// Err returns the first configuration error found while registering groups
+// and routes — an ExecutorFromEnv spec that does not parse — or nil. Serve,
+// ListenAndServe and Run return it without serving; a program that serves
+// the App with a server of its own should check it first.
+func (a *App) Err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.configErr
+}
+
+// noteBody records that requests need their bodies wrapped for the limit
+// and timeout of s.
+func (a *App) noteBody(s routeSettings) {
+	if s.bodyLimit > 0 || s.bodyTimeout > 0 {
+		a.wrapBodies = true
+	}
+	switch {
+	case s.bodyLimit <= 0:
+		a.bodyCeiling = -1 // no ceiling: a level has no limit
+	case a.bodyCeiling >= 0 && s.bodyLimit > a.bodyCeiling:
+		a.bodyCeiling = s.bodyLimit
+	}
+}
+
+// track remembers an executor for Executors.
 func (a *App) track(e loom.Executor) {
+	if _, failed := e.(failedExecutor); failed {
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, k := range a.known {
@@ -162,43 +202,46 @@ func (a *App) track(e loom.Executor) {
 	a.known = append(a.known, e)
 }
 
-func (a *App) executors() []loom.Executor {
+// Executors returns every executor the App's routes run on, the default
+// first, for reports such as web/metrics' collector.
+func (a *App) Executors() []loom.Executor {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]loom.Executor(nil), a.known...)
 }
 
 // ServeHTTP serves r: it enforces the body limit and body timeout, routes,
-// and logs and counts the response when the access log or metrics are on.
+// and tells the observers (the access log, metrics) about the response.
 func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	defer a.recoverDecorator(w, r)
-	if r.Body != nil && r.Body != http.NoBody && a.settings.bodyLimit > 0 {
-		if r.ContentLength > a.settings.bodyLimit {
-			a.serveTooLarge(w, r)
+	if a.wrapBodies && r.Body != nil && r.Body != http.NoBody {
+		if a.bodyCeiling > 0 && r.ContentLength > a.bodyCeiling {
+			a.serveTooLarge(w, r, a.bodyCeiling)
 			return
 		}
-		// The unwrapped writer lets MaxBytesReader close the connection.
-		r.Body = http.MaxBytesReader(w, r.Body, a.settings.bodyLimit)
+		// Wrapped here, before decorators and routing, so that a decorator
+		// reading the body and net/http discarding an unread one are bounded
+		// too; a route with settings of its own re-arms it.
+		wrapBody(w, r, a.defaults.bodyLimit, a.defaults.bodyTimeout)
 	}
-	// Armed here, before decorators and routing, so that a decorator reading
-	// the body and net/http discarding an unread one are bounded too. With
-	// no App timeout the body is still wrapped when a route has its own.
-	if a.settings.bodyTimeout > 0 || a.routeBodyTimeouts {
-		timeBody(w, r, a.settings.bodyTimeout)
-	}
-	if a.metrics == nil && !a.settings.accessLog {
-		a.handler.ServeHTTP(w, r)
+	if a.observers == nil {
+		a.serve(w, r)
 		return
 	}
 	start := time.Now()
-	rw := getWriter(w)
-	defer putWriter(rw)
-	a.handler.ServeHTTP(rw, r)
+	rw := getWriter(w, a)
+	a.serve(rw, r)
 	a.observe(rw, r, start)
+	putWriter(rw)
 }
 
-// recoverDecorator turns a panic in a decorator (handlers' panics are
-// recovered closer to them) into a 500 and a log line, as for handlers.
+// serve runs the App's decorators and routes, turning a panic in a
+// decorator (handlers' panics are recovered closer to them) into a 500 and
+// a log line, as for handlers.
+func (a *App) serve(w http.ResponseWriter, r *http.Request) {
+	defer a.recoverDecorator(w, r)
+	a.handler.ServeHTTP(w, r)
+}
+
 func (a *App) recoverDecorator(w http.ResponseWriter, r *http.Request) {
 	v := recover()
 	if v == nil {
@@ -207,47 +250,28 @@ func (a *App) recoverDecorator(w http.ResponseWriter, r *http.Request) {
 	if v == http.ErrAbortHandler {
 		panic(v)
 	}
-	if a.metrics != nil {
-		a.metrics.panics.Inc()
-	}
-	a.logger.LogAttrs(r.Context(), slog.LevelError, "decorator panic",
-		slog.String("route", r.Pattern), slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
-	if !headerSent(w) {
-		a.renderError(w, r, &Error{Status: http.StatusInternalServerError})
-	}
+	a.logPanic(w, r, "decorator panic", v)
 }
 
 // serveTooLarge refuses a body whose declared length is over the limit,
 // without reading it.
-func (a *App) serveTooLarge(w http.ResponseWriter, r *http.Request) {
+func (a *App) serveTooLarge(w http.ResponseWriter, r *http.Request, limit int64) {
 	start := time.Now()
-	rw := getWriter(w)
+	rw := getWriter(w, a)
 	defer putWriter(rw)
-	a.renderError(rw, r, tooLarge(a.settings.bodyLimit))
-	if a.metrics != nil || a.settings.accessLog {
+	a.renderError(rw, r, tooLarge(limit))
+	if a.observers != nil {
 		a.observe(rw, r, start)
 	}
 }
 
 func (a *App) observe(rw *responseWriter, r *http.Request, start time.Time) {
-	status := rw.status
-	if status == 0 {
-		status = http.StatusOK // a handler that wrote nothing sent an empty 200
+	resp := Response{Status: rw.status, Bytes: rw.written, Duration: time.Since(start), Panicked: rw.panicked}
+	if resp.Status == 0 {
+		resp.Status = http.StatusOK // a handler that wrote nothing sent an empty 200
 	}
-	elapsed := time.Since(start)
-	if a.metrics != nil {
-		a.metrics.observe(r, status, elapsed)
-	}
-	if a.settings.accessLog {
-		a.logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
-			slog.String("route", r.Pattern),
-			slog.Int("status", status),
-			slog.Int64("bytes", rw.written),
-			slog.Duration("duration", elapsed),
-			slog.String("remote", r.RemoteAddr),
-		)
+	for _, o := range a.observers {
+		o.Observe(r, resp)
 	}
 }
 
@@ -256,10 +280,10 @@ func tooLarge(limit int64) error {
 		Message: fmt.Sprintf("request body larger than %d bytes", limit)}
 }
 
-// Shutdown ends long-lived handlers (WebSockets) and shuts down the
-// executors the App made, waiting for their admitted tasks until ctx ends.
-// Serve and Run call it on the way out; call it yourself when you serve the
-// App with your own server. It is safe to call more than once.
+// Shutdown ends long-lived handlers (Hold: WebSockets, streams) and shuts
+// down the executors the App made, waiting for their admitted tasks until
+// ctx ends. Serve and Run call it on the way out; call it yourself when you
+// serve the App with your own server. It is safe to call more than once.
 func (a *App) Shutdown(ctx context.Context) error {
 	a.mu.Lock()
 	if a.shutdown {
@@ -267,20 +291,20 @@ func (a *App) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	a.shutdown = true
-	if a.sockets == 0 {
-		close(a.socketsDone)
+	if a.held == 0 {
+		close(a.heldDone)
 	}
 	owned := a.owned
 	a.mu.Unlock()
-	a.closeSockets()
+	a.closeHeld()
 
 	// No goroutine waits here for the handlers: one left behind when ctx
 	// ends would outlive Shutdown.
 	var errs []error
 	select {
-	case <-a.socketsDone:
+	case <-a.heldDone:
 	case <-ctx.Done():
-		errs = append(errs, fmt.Errorf("web: websockets still open: %w", ctx.Err()))
+		errs = append(errs, fmt.Errorf("web: long-lived handlers still running: %w", ctx.Err()))
 	}
 	for _, e := range owned {
 		if err := e.Shutdown(ctx); err != nil {
@@ -290,35 +314,49 @@ func (a *App) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// openSocket counts a WebSocket in, unless the App is shutting down.
-func (a *App) openSocket() bool {
+// Hold registers a long-lived handler — a WebSocket, a stream of
+// server-sent events — with the App serving w, so that App.Shutdown (and so
+// Serve and Run, whose graceful shutdown does not wait for hijacked
+// connections) tells it to stop and waits for it. It returns stop, a context
+// that ends when the App shuts down, and release, which the handler must
+// call once it is done. When the App is already shutting down, err is a 503
+// *Error to return instead. Outside an App (a HandlerFunc on another mux)
+// stop never ends and release does nothing.
+func Hold(w http.ResponseWriter) (stop context.Context, release func(), err error) {
+	rw := recorded(w)
+	if rw == nil || rw.app == nil {
+		return context.Background(), func() {}, nil
+	}
+	a := rw.app
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.shutdown || a.closingCtx.Err() != nil {
-		return false
+	if a.shutdown {
+		return nil, nil, &Error{Status: http.StatusServiceUnavailable, Message: "server shutting down"}
 	}
-	a.sockets++
-	return true
+	a.held++
+	var once sync.Once
+	return a.closingCtx, func() { once.Do(a.release) }, nil
 }
 
-// closeSocket counts a WebSocket out, and tells a waiting Shutdown when it
-// was the last.
-func (a *App) closeSocket() {
+// release counts a long-lived handler out, and tells a waiting Shutdown
+// when it was the last.
+func (a *App) release() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.sockets--
-	if a.sockets == 0 && a.shutdown {
-		close(a.socketsDone)
+	a.held--
+	if a.held == 0 && a.shutdown {
+		close(a.heldDone)
 	}
 }
 
-// logError logs an error that has no response left to carry it. A nil App
-// logs to slog.Default().
-func (a *App) logError(r *http.Request, msg string, err error) {
-	logger := slog.Default()
-	if a != nil {
-		logger = a.logger
-	}
-	logger.LogAttrs(r.Context(), slog.LevelError, msg,
-		slog.String("route", r.Pattern), slog.String("error", err.Error()))
-}
+// failedExecutor stands in for an ExecutorFromEnv executor whose spec did
+// not parse: it refuses every task with that error, so the route answers
+// 500 and logs it.
+type failedExecutor struct{ err error }
+
+var _ loom.Executor = failedExecutor{}
+
+func (f failedExecutor) Go(context.Context, loom.Task) error  { return f.err }
+func (f failedExecutor) Run(context.Context, loom.Task) error { return f.err }
+func (f failedExecutor) Shutdown(context.Context) error       { return nil }
+func (f failedExecutor) Stats() loom.Stats                    { return loom.Stats{} }

@@ -37,7 +37,7 @@ func benchApp(b *testing.B) *web.App {
 	b.Helper()
 	e := loom.Virtual()
 	b.Cleanup(func() { _ = e.Shutdown(b.Context()) })
-	app, err := web.New(web.WithExecutor(e))
+	app, err := web.New(web.Executor(e))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func BenchmarkHello(b *testing.B) {
 func BenchmarkHelloPool(b *testing.B) {
 	e := loom.Pool(4)
 	b.Cleanup(func() { _ = e.Shutdown(b.Context()) })
-	app, err := web.New(web.WithExecutor(e))
+	app, err := web.New(web.Executor(e))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -106,8 +106,7 @@ func TestCompress(t *testing.T) {
 // and pooled encoders are reused safely by concurrent requests.
 func TestCompressConcurrent(t *testing.T) {
 	big := strings.Repeat("0123456789abcdef", 512)
-	app := newApp(t)
-	app.Use(web.Compress)
+	app := newApp(t, web.Use(web.Compress))
 	app.Get("/", text(big))
 	srv := httptest.NewServer(app)
 	defer srv.Close()

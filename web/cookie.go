@@ -1,24 +1,10 @@
 package web
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
 )
-
-// Cookie returns the value of the cookie name, or a 400 *Error naming it
-// when the request has none.
-func Cookie(r *http.Request, name string) (string, error) {
-	c, err := r.Cookie(name)
-	if errors.Is(err, http.ErrNoCookie) {
-		return "", badRequest("cookie %q is required", name)
-	}
-	if err != nil {
-		return "", badRequest("cookie %q: %v", name, err)
-	}
-	return c.Value, nil
-}
 
 // SetCookie sets a cookie with safe defaults: HttpOnly always, Path "/"
 // and SameSite=Lax unless c sets them, and Secure when c sets it or the
@@ -48,15 +34,14 @@ func SetCookie(w http.ResponseWriter, r *http.Request, c *http.Cookie) error {
 	return writeCookie(w, &cookie)
 }
 
-// DeleteCookie tells the client to drop the cookie name (at path "/" unless
-// path is given). Like SetCookie, it writes nothing and returns an error
-// naming the cookie when the name or path is invalid.
-func DeleteCookie(w http.ResponseWriter, name string, path ...string) error {
-	p := "/"
-	if len(path) > 0 {
-		p = path[0]
-	}
-	return writeCookie(w, &http.Cookie{Name: name, Value: "", Path: p, MaxAge: -1, Expires: time.Unix(0, 0)})
+// DeleteCookie tells the client to drop the cookie that c names: its Name,
+// Path and Domain, with SetCookie's defaults (Path "/"); its value and
+// expiry are ignored. Like SetCookie, it writes nothing and returns an error
+// naming the cookie when the cookie is invalid.
+func DeleteCookie(w http.ResponseWriter, r *http.Request, c *http.Cookie) error {
+	return SetCookie(w, r, &http.Cookie{Name: c.Name, Path: c.Path, Domain: c.Domain,
+		Secure: c.Secure, SameSite: c.SameSite, Partitioned: c.Partitioned,
+		MaxAge: -1, Expires: time.Unix(0, 0)})
 }
 
 func writeCookie(w http.ResponseWriter, c *http.Cookie) error {

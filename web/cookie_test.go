@@ -73,11 +73,12 @@ func TestSetCookieRefusesInvalidCookies(t *testing.T) {
 
 func TestDeleteCookieRefusesAnInvalidName(t *testing.T) {
 	rec := httptest.NewRecorder()
-	err := web.DeleteCookie(rec, "bad name")
+	req := httptest.NewRequest("POST", "/logout", nil)
+	err := web.DeleteCookie(rec, req, &http.Cookie{Name: "bad name"})
 	if err == nil || err.Error() != `set cookie "bad name": http: invalid Cookie.Name` {
 		t.Errorf("DeleteCookie(%q): got %v; want an error naming the cookie", "bad name", err)
 	}
-	if err := web.DeleteCookie(rec, "session", "/a;b"); err == nil || !strings.Contains(err.Error(), "Cookie.Path") {
+	if err := web.DeleteCookie(rec, req, &http.Cookie{Name: "session", Path: "/a;b"}); err == nil || !strings.Contains(err.Error(), "Cookie.Path") {
 		t.Errorf("DeleteCookie with path %q: got %v; want an error about the path", "/a;b", err)
 	}
 	if sent := rec.Header().Values("Set-Cookie"); len(sent) != 0 {

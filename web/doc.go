@@ -16,7 +16,7 @@
 //		return err
 //	})
 //	app.Get("/users/{id}", func(w http.ResponseWriter, r *http.Request) error {
-//		id, err := web.ParamInt(r, "id") // a 400 naming "id" when it is not a number
+//		id, err := web.Param(r, "id").Int() // a 400 naming "id" when it is not a number
 //		if err != nil {
 //			return err
 //		}

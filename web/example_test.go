@@ -2,8 +2,11 @@ package web_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -41,12 +44,12 @@ func ExampleJSON() {
 	type greeting struct {
 		Name string `json:"name"`
 	}
-	app := web.MustNew(web.WithExecutor(loom.Virtual()))
+	app := web.MustNew(web.Executor(loom.Virtual()))
 	app.Post("/greet/{lang}", web.JSON(func(r *http.Request, in greeting) (map[string]string, error) {
 		if in.Name == "" {
 			return nil, web.Errorf(http.StatusBadRequest, "name is empty")
 		}
-		return map[string]string{"greeting": "Hello, " + in.Name, "lang": web.Param(r, "lang")}, nil
+		return map[string]string{"greeting": "Hello, " + in.Name, "lang": web.Param(r, "lang").String()}, nil
 	}))
 
 	for _, body := range []string{`{"name":"Ann"}`, `{"name":""}`, `{"name":`} {
@@ -68,7 +71,7 @@ func ExampleDisallowUnknownFields() {
 		Cents  int    `json:"cents"`
 		DryRun bool   `json:"dry_run"`
 	}
-	app := web.MustNew(web.WithExecutor(loom.Virtual()))
+	app := web.MustNew(web.Executor(loom.Virtual()))
 	app.Post("/transfers", web.JSON(func(r *http.Request, in transfer) (transfer, error) {
 		return in, nil // a real handler would move the money unless in.DryRun
 	}, web.DisallowUnknownFields()))
@@ -85,52 +88,138 @@ func ExampleDisallowUnknownFields() {
 	// 400 {"error":"unknown JSON field \"dryrun\""}
 }
 
-func ExampleParamInt() {
-	app := web.MustNew(web.WithExecutor(loom.Virtual()))
+func ExampleValue() {
+	app := web.MustNew(web.Executor(loom.Virtual()))
 	app.Get("/items/{id}", func(w http.ResponseWriter, r *http.Request) error {
-		id, err := web.ParamInt(r, "id")
+		id, err := web.Param(r, "id").Int()
 		if err != nil {
 			return err // a 400 naming the parameter
 		}
-		_, err = fmt.Fprintf(w, "item %d\n", id)
+		limit, err := web.Query(r, "limit").IntOr(10)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "item %d, limit %d\n", id, limit)
 		return err
 	})
-	for _, path := range []string{"/items/42", "/items/forty-two"} {
+	for _, path := range []string{"/items/42", "/items/42?limit=5", "/items/forty-two", "/items/42?limit=all"} {
 		rec := httptest.NewRecorder()
 		app.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 		fmt.Print(rec.Code, " ", rec.Body.String())
 	}
 	// Output:
-	// 200 item 42
+	// 200 item 42, limit 10
+	// 200 item 42, limit 5
 	// 400 path parameter "id": "forty-two" is not an integer
+	// 400 query parameter "limit": "all" is not an integer
 }
 
-func ExampleExecutor() {
-	app := web.MustNew(web.WithExecutor(loom.Virtual()))
+func ExampleExecutorFromEnv() {
+	app := web.MustNew(web.Executor(loom.Virtual(loom.Name("http"))))
 	defer app.Shutdown(context.Background())
-	// The slow route gets its own bounded executor (LOOM_EXECUTOR_REPORTS
-	// overrides the spec): when it is full, only /report gets 503s.
-	reports, err := app.NewExecutor("reports", "limit:8")
+	// The slow routes get their own bounded executor, "reports", which the
+	// App builds and shuts down (LOOM_EXECUTOR_REPORTS overrides the spec):
+	// when it is full, only they get 503s.
+	reports := app.Group("/reports", web.ExecutorFromEnv("reports", "limit:8"))
+	reports.Get("/daily", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.WriteString(w, "daily report\n")
+		return err
+	})
+	if err := app.Err(); err != nil { // a bad LOOM_EXECUTOR_REPORTS
+		fmt.Println(err)
+		return
+	}
+
+	rec := httptest.NewRecorder()
+	app.ServeHTTP(rec, httptest.NewRequest("GET", "/reports/daily", nil))
+	fmt.Print(rec.Body.String())
+	for _, e := range app.Executors() {
+		s := e.Stats()
+		fmt.Println(s.Name, s.Kind, s.Completed)
+	}
+	// Output:
+	// daily report
+	// http virtual 0
+	// reports limit 1
+}
+
+func ExampleGroup() {
+	app := web.MustNew(web.Executor(loom.Virtual()))
+	// Every route of /api needs a token; /api/upload takes larger bodies.
+	api := app.Group("/api", web.Use(requireToken))
+	api.Get("/ping", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.WriteString(w, "pong\n")
+		return err
+	})
+	api.Post("/upload", func(w http.ResponseWriter, r *http.Request) error {
+		n, err := io.Copy(io.Discard, r.Body)
+		if err != nil {
+			return err // a 413 past the limit
+		}
+		_, err = fmt.Fprintf(w, "%d bytes\n", n)
+		return err
+	}, web.BodyLimit(64<<20))
+
+	for _, req := range []*http.Request{
+		httptest.NewRequest("GET", "/api/ping", nil),
+		withToken(httptest.NewRequest("GET", "/api/ping", nil)),
+		withToken(httptest.NewRequest("POST", "/api/upload", strings.NewReader(strings.Repeat("x", 11<<20)))),
+	} {
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, req)
+		fmt.Print(rec.Code, " ", rec.Body.String())
+	}
+	// Output:
+	// 401 Unauthorized
+	// 200 pong
+	// 200 11534336 bytes
+}
+
+func requireToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer secret" {
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func withToken(r *http.Request) *http.Request {
+	r.Header.Set("Authorization", "Bearer secret")
+	return r
+}
+
+func ExampleApp_Serve() {
+	app := web.MustNew(web.Executor(loom.Virtual()), web.Logger(slog.New(slog.DiscardHandler)))
+	app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.WriteString(w, "Hello World!")
+		return err
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // app.Run(":8080") in a real program
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	app.Get("/report", func(w http.ResponseWriter, r *http.Request) error {
-		_, err := io.WriteString(w, "report\n")
-		return err
-	}, web.Executor(reports))
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ctx, ln) }() // until ctx ends, then a graceful shutdown
 
-	rec := httptest.NewRecorder()
-	app.ServeHTTP(rec, httptest.NewRequest("GET", "/report", nil))
-	fmt.Print(rec.Body.String(), reports.Stats().Kind, " ", reports.Stats().Completed, "\n")
+	resp, err := http.Get("http://" + ln.Addr().String() + "/")
+	if err == nil {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Println(resp.StatusCode, string(body))
+	}
+	stop()
+	fmt.Println("served:", errors.Join(err, <-served))
 	// Output:
-	// report
-	// limit 1
+	// 200 Hello World!
+	// served: <nil>
 }
 
 func ExampleCompress() {
-	app := web.MustNew(web.WithExecutor(loom.Virtual()))
-	app.Use(web.Compress) // or per route: web.Use(web.Compress)
+	app := web.MustNew(web.Executor(loom.Virtual()), web.Use(web.Compress)) // or per group or route
 	app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
 		_, err := io.WriteString(w, strings.Repeat("loom ", 1000))
 		return err

@@ -2,7 +2,9 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -127,7 +129,7 @@ func TestDefaultExecutorFromEnv(t *testing.T) {
 	if rec := do(t, app, "GET", "/", ""); rec.Body.String() != "pooled" {
 		t.Errorf("got %q; want %q", rec.Body.String(), "pooled")
 	}
-	s := app.Executor().Stats()
+	s := app.Executors()[0].Stats()
 	if s.Kind != "pool" || s.Submitted != 1 {
 		t.Errorf("default executor: got kind %q with %d tasks; want pool with 1", s.Kind, s.Submitted)
 	}
@@ -135,7 +137,7 @@ func TestDefaultExecutorFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The App made the pool, so its Shutdown stopped it.
-	if err := app.Executor().Go(context.Background(), func(context.Context) {}); err == nil {
+	if err := app.Executors()[0].Go(context.Background(), func(context.Context) {}); err == nil {
 		t.Error("the App's own executor still admits tasks after App.Shutdown")
 	}
 }
@@ -151,7 +153,7 @@ func TestBadExecutorSpecIsAnError(t *testing.T) {
 func TestUserExecutorStaysTheUsers(t *testing.T) {
 	e := loom.Pool(2)
 	defer e.Shutdown(context.Background())
-	app, err := web.New(web.WithExecutor(e))
+	app, err := web.New(web.Executor(e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,30 +165,39 @@ func TestUserExecutorStaysTheUsers(t *testing.T) {
 	}
 }
 
-func TestNewExecutorIsolatesARoute(t *testing.T) {
+func TestExecutorFromEnvIsolatesARoute(t *testing.T) {
 	t.Setenv("LOOM_EXECUTOR_REPORTS", "")
 	app := newApp(t)
-	slow, err := app.NewExecutor("reports", "limit:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := slow.Stats(); s.Kind != "limit" || s.Name != "reports" {
-		t.Errorf("got %q named %q; want limit named reports", s.Kind, s.Name)
-	}
 	entered, leave := make(chan struct{}), make(chan struct{})
 	app.Get("/report", func(w http.ResponseWriter, r *http.Request) error {
 		close(entered)
 		<-leave
 		_, err := io.WriteString(w, "report")
 		return err
-	}, web.Executor(slow))
+	}, web.ExecutorFromEnv("reports", "limit:1"))
 	app.Get("/fast", text("fast"))
+	// A second route naming the executor shares it.
+	app.Get("/report2", text("report2"), web.ExecutorFromEnv("reports", "limit:1"))
+	if err := app.Err(); err != nil {
+		t.Fatal(err)
+	}
+	executors := app.Executors()
+	if len(executors) != 2 {
+		t.Fatalf("got %d executors; want the default and reports", len(executors))
+	}
+	slow := executors[1]
+	if s := slow.Stats(); s.Kind != "limit" || s.Name != "reports" {
+		t.Errorf("got %q named %q; want limit named reports", s.Kind, s.Name)
+	}
 
 	done := make(chan *httptest.ResponseRecorder)
 	go func() { done <- do(t, app, "GET", "/report", "") }()
 	<-entered
 	if rec := do(t, app, "GET", "/report", ""); rec.Code != 503 {
 		t.Errorf("second /report while the first runs: got %d; want 503", rec.Code)
+	}
+	if rec := do(t, app, "GET", "/report2", ""); rec.Code != 503 {
+		t.Errorf("/report2 while /report holds the shared executor: got %d; want 503", rec.Code)
 	}
 	if rec := do(t, app, "GET", "/fast", ""); rec.Code != 200 {
 		t.Errorf("/fast while /report holds its executor: got %d; want 200", rec.Code)
@@ -195,17 +206,58 @@ func TestNewExecutorIsolatesARoute(t *testing.T) {
 	if rec := <-done; rec.Body.String() != "report" {
 		t.Errorf("got %q; want %q", rec.Body.String(), "report")
 	}
-
-	t.Setenv("LOOM_EXECUTOR_REPORTS", "pool:x")
-	if _, err := app.NewExecutor("reports", "limit:1"); err == nil || !strings.Contains(err.Error(), "LOOM_EXECUTOR_REPORTS") {
-		t.Errorf("got %v; want an error naming LOOM_EXECUTOR_REPORTS", err)
+	if err := app.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
 	}
+	if err := slow.Go(context.Background(), func(context.Context) {}); err == nil {
+		t.Error("the App's reports executor still admits tasks after App.Shutdown")
+	}
+}
+
+// TestExecutorFromEnvBadSpec checks that a route's executor spec that does
+// not parse is reported by Err and stops Serve, and that the route answers
+// 500 meanwhile.
+func TestExecutorFromEnvBadSpec(t *testing.T) {
+	t.Setenv("LOOM_EXECUTOR_REPORTS", "pool:x")
+	var logs logBuffer
+	app := newApp(t, logs.logger())
+	app.Group("/reports", web.ExecutorFromEnv("reports", "limit:1")).Get("/daily", text("daily"))
+	err := app.Err()
+	if err == nil || !strings.Contains(err.Error(), "LOOM_EXECUTOR_REPORTS") {
+		t.Fatalf("Err: got %v; want an error naming LOOM_EXECUTOR_REPORTS", err)
+	}
+	if rec := do(t, app, "GET", "/reports/daily", ""); rec.Code != 500 {
+		t.Errorf("route on the broken executor: got %d; want 500", rec.Code)
+	}
+	if !strings.Contains(logs.String(), "LOOM_EXECUTOR_REPORTS") {
+		t.Errorf("the 500 was not logged with its cause:\n%s", logs.String())
+	}
+	ln, lerr := net.Listen("tcp", "127.0.0.1:0")
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if serr := app.Serve(context.Background(), ln); serr == nil || !strings.Contains(serr.Error(), "LOOM_EXECUTOR_REPORTS") {
+		t.Errorf("Serve: got %v; want the configuration error", serr)
+	}
+	if _, derr := net.Dial("tcp", ln.Addr().String()); derr == nil {
+		t.Error("Serve left its listener open after refusing to serve")
+	}
+}
+
+func TestExecutorFromEnvOneFallbackPerName(t *testing.T) {
+	app := newApp(t)
+	app.Get("/a", text("a"), web.ExecutorFromEnv("reports", "limit:1"))
+	defer func() {
+		if v := fmt.Sprint(recover()); !strings.HasPrefix(v, "web: ") || !strings.Contains(v, `"reports"`) {
+			t.Errorf("got panic %q; want a web: panic naming the executor", v)
+		}
+	}()
+	app.Get("/b", text("b"), web.ExecutorFromEnv("reports", "pool:2"))
 }
 
 func TestGroupExecutorAndDecorators(t *testing.T) {
 	pool := loom.Pool(1, loom.Name("api"))
 	defer pool.Shutdown(context.Background())
-	app := newApp(t)
 	tag := func(name string) func(http.Handler) http.Handler {
 		return func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -214,10 +266,9 @@ func TestGroupExecutorAndDecorators(t *testing.T) {
 			})
 		}
 	}
-	app.Use(tag("app"))
+	app := newApp(t, web.Use(tag("app")))
 	api := app.Group("/api", web.Executor(pool), web.Use(tag("group")))
-	v1 := api.Group("/v1")
-	v1.Use(tag("v1"))
+	v1 := api.Group("/v1", web.Use(tag("v1")))
 	v1.Get("/ping", text("pong"), web.Use(tag("route")))
 	app.Get("/plain", text("plain"))
 
@@ -236,23 +287,62 @@ func TestGroupExecutorAndDecorators(t *testing.T) {
 		t.Errorf("a root route got decorators %q; want only app", got)
 	}
 	if rec := do(t, app, "GET", "/missing", ""); rec.Header().Get("X-Trail") != "app" {
-		t.Errorf("a 404 got decorators %q; want app (App.Use wraps everything)", rec.Header().Get("X-Trail"))
+		t.Errorf("a 404 got decorators %q; want app (Use given to New wraps everything)", rec.Header().Get("X-Trail"))
 	}
 }
 
-func TestExecutorSpecOption(t *testing.T) {
-	t.Setenv("LOOM_EXECUTOR", "pool:x") // ignored: the spec is explicit
-	app, err := web.New(web.ExecutorSpec("limit:4"))
+func TestExecutorFromEnvAtNew(t *testing.T) {
+	t.Setenv("LOOM_EXECUTOR", "")
+	t.Setenv("LOOM_EXECUTOR_HTTP", "")
+	app, err := web.New(web.ExecutorFromEnv("http", "limit:4"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := app.Executor().Stats(); s.Kind != "limit" {
+	if s := app.Executors()[0].Stats(); s.Kind != "limit" {
 		t.Errorf("got kind %q; want limit", s.Kind)
+	}
+	// The narrowest level wins: a route's Executor over the App's default.
+	route := loom.Pool(1)
+	defer route.Shutdown(context.Background())
+	app.Get("/", text("x"), web.Executor(route))
+	do(t, app, "GET", "/", "")
+	if got := route.Stats().Completed; got != 1 {
+		t.Errorf("the route's executor ran %d tasks; want 1", got)
 	}
 	if err := app.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := web.New(web.ExecutorSpec("pool:-1")); err == nil {
-		t.Error("a bad spec made an App; want an error")
+	if _, err := web.New(web.ExecutorFromEnv("http", "pool:-1")); err == nil {
+		t.Error("a bad fallback spec made an App; want an error")
+	}
+}
+
+// TestOptionsWhereTheyApply checks that an option given where it does not
+// apply panics with a web: message naming it, instead of being ignored.
+func TestOptionsWhereTheyApply(t *testing.T) {
+	app := newApp(t)
+	tests := []struct {
+		name string
+		call func()
+		want string
+	}{
+		{"Logger on a route", func() { app.Get("/a", text("a"), web.Logger(nil)) }, "option Logger does not apply to route GET /a"},
+		{"AccessLog on a group", func() { app.Group("/g", web.AccessLog()) }, "option AccessLog does not apply to group /g"},
+		{"Executor on JSON", func() {
+			web.JSON(func(*http.Request, web.Empty) (int, error) { return 0, nil }, web.Executor(loom.Virtual()))
+		}, "option Executor does not apply to JSON"},
+		{"DisallowUnknownFields on a route", func() { app.Get("/b", text("b"), web.DisallowUnknownFields()) }, "option DisallowUnknownFields does not apply to route GET /b"},
+		{"BodyLimit on Files", func() { web.Files(nil, "p", web.BodyLimit(1)) }, "option BodyLimit does not apply to Files"},
+		{"DisallowUnknownFields on New", func() { _, _ = web.New(web.DisallowUnknownFields()) }, "option DisallowUnknownFields does not apply to New"},
+	}
+	for _, tt := range tests {
+		func() {
+			defer func() {
+				if got := fmt.Sprint(recover()); got != "web: "+tt.want {
+					t.Errorf("%s: got panic %q; want %q", tt.name, got, "web: "+tt.want)
+				}
+			}()
+			tt.call()
+		}()
 	}
 }

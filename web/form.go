@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
-	"strconv"
 )
 
 // DefaultMultipartMemory is how much of a multipart form ParseForm keeps in
@@ -16,8 +15,8 @@ const DefaultMultipartMemory = 8 << 20
 // ParseForm parses an urlencoded or multipart body (and the query string)
 // into r.Form, r.PostForm and r.MultipartForm. Its errors are *Error values:
 // 413 beyond the body limit, 408 for a body that did not arrive within the
-// BodyTimeout, 400 for a malformed body. Calling it again is cheap. The Form
-// helpers below call it for you.
+// BodyTimeout, 400 for a malformed body. Calling it again is cheap. Form and
+// FormFile call it for you.
 func ParseForm(r *http.Request) error {
 	if r.Form != nil && (r.MultipartForm != nil || !isMultipart(r)) {
 		return nil
@@ -43,38 +42,6 @@ func ParseForm(r *http.Request) error {
 func isMultipart(r *http.Request) bool {
 	ct := r.Header.Get("Content-Type")
 	return len(ct) >= 19 && ct[:19] == "multipart/form-data"
-}
-
-// Form returns the first value of the form field name (body fields before
-// query parameters), or "".
-func Form(r *http.Request, name string) (string, error) {
-	if err := ParseForm(r); err != nil {
-		return "", err
-	}
-	return r.FormValue(name), nil
-}
-
-// FormRequired is Form with a 400 *Error naming the field when it is absent or empty.
-func FormRequired(r *http.Request, name string) (string, error) {
-	v, err := Form(r, name)
-	if err == nil && v == "" {
-		err = badRequest("form field %q is required", name)
-	}
-	return v, err
-}
-
-// FormInt returns the form field name as an int, def when absent or empty,
-// or a 400 *Error naming the field when it does not parse.
-func FormInt(r *http.Request, name string, def int) (int, error) {
-	s, err := Form(r, name)
-	if err != nil || s == "" {
-		return def, err
-	}
-	v, err := strconv.Atoi(s)
-	if err != nil {
-		return def, badRequest("form field %q: %q is not an integer", name, s)
-	}
-	return v, nil
 }
 
 // FormFile returns the uploaded file of the multipart field name. The file

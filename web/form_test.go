@@ -19,11 +19,11 @@ import (
 func TestURLEncodedForm(t *testing.T) {
 	app := newApp(t)
 	app.Post("/signup", func(w http.ResponseWriter, r *http.Request) error {
-		name, err := web.FormRequired(r, "name")
+		name, err := web.Form(r, "name").Required()
 		if err != nil {
 			return err
 		}
-		age, err := web.FormInt(r, "age", 0)
+		age, err := web.Form(r, "age").IntOr(0)
 		if err != nil {
 			return err
 		}
@@ -79,7 +79,7 @@ func multipartBody(t *testing.T, fields map[string]string, fileField, fileName s
 func TestMultipartUpload(t *testing.T) {
 	app := newApp(t, web.BodyLimit(1<<20))
 	app.Post("/upload", func(w http.ResponseWriter, r *http.Request) error {
-		title, err := web.Form(r, "title")
+		title, err := web.Form(r, "title").Required()
 		if err != nil {
 			return err
 		}
@@ -188,7 +188,7 @@ func TestCookies(t *testing.T) {
 		return web.SetCookie(w, r, &http.Cookie{Name: "session", Value: "abc123", MaxAge: 3600})
 	})
 	app.Get("/me", func(w http.ResponseWriter, r *http.Request) error {
-		v, err := web.Cookie(r, "session")
+		v, err := web.Cookie(r, "session").Required()
 		if err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ func TestCookies(t *testing.T) {
 		return err
 	})
 	app.Post("/logout", func(w http.ResponseWriter, r *http.Request) error {
-		return web.DeleteCookie(w, "session")
+		return web.DeleteCookie(w, r, &http.Cookie{Name: "session"})
 	})
 
 	req := httptest.NewRequest("POST", "/login", nil)

@@ -95,8 +95,9 @@ func FuzzReadJSON(f *testing.F) {
 	})
 }
 
-// FuzzFloatParams feeds arbitrary text to ParamFloat and QueryFloat: the
-// result is a finite number, or a 400 that quotes the text; never NaN or ±Inf,
+// FuzzFloatParams feeds arbitrary text to Value.Float and FloatOr of a path
+// and a query parameter: the result is a finite number, or a 400 that quotes
+// the text (or says an empty required one is required); never NaN or ±Inf,
 // and never a number read from Go's literal syntax (1_000, 0x1p4).
 func FuzzFloatParams(f *testing.F) {
 	for _, seed := range []string{"1.5", "-0", "NaN", "-Inf", "infinity", "1e400", "0x1p-2", "1_000", "", " 1", "\xff"} {
@@ -107,8 +108,8 @@ func FuzzFloatParams(f *testing.F) {
 		req.URL.RawQuery = url.Values{"x": {s}}.Encode()
 		req.SetPathValue("x", s)
 		for name, parse := range map[string]func() (float64, error){
-			"ParamFloat": func() (float64, error) { return web.ParamFloat(req, "x") },
-			"QueryFloat": func() (float64, error) { return web.QueryFloat(req, "x", 0) },
+			"Param.Float":   func() (float64, error) { return web.Param(req, "x").Float() },
+			"Query.FloatOr": func() (float64, error) { return web.Query(req, "x").FloatOr(0) },
 		} {
 			v, err := parse()
 			var e *web.Error
@@ -117,7 +118,9 @@ func FuzzFloatParams(f *testing.F) {
 				t.Errorf("%s(%q) = %v; want a finite number or an error", name, s, v)
 			case err == nil && strings.ContainsAny(s, "_xX"):
 				t.Errorf("%s(%q) = %v; want an error for Go literal syntax", name, s, v)
-			case err != nil && (!errors.As(err, &e) || e.Status != http.StatusBadRequest || !strings.Contains(e.Message, fmt.Sprintf("%q", s))):
+			case err != nil && s == "" && (!errors.As(err, &e) || e.Status != http.StatusBadRequest || !strings.HasSuffix(e.Message, "is required")):
+				t.Errorf("%s(%q): got error %v; want a 400 saying it is required", name, s, err)
+			case err != nil && s != "" && (!errors.As(err, &e) || e.Status != http.StatusBadRequest || !strings.Contains(e.Message, fmt.Sprintf("%q", s))):
 				t.Errorf("%s(%q): got error %v; want a 400 quoting the value", name, s, err)
 			}
 		}

@@ -4,114 +4,68 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/loomrt/loom"
 )
 
 // A Group registers routes under a common path prefix with common
-// decorators, executor and body timeout. The App is itself the root group.
-// Groups are for setting up an App and are not safe for concurrent use.
+// settings: decorators, executor, body limit and timeout (see Option). The
+// App is itself the root group. Groups are for setting up an App and are not
+// safe for concurrent use.
 type Group struct {
-	app         *App
-	prefix      string
-	decorators  []func(http.Handler) http.Handler
-	executor    loom.Executor  // nil: the parent's
-	bodyTimeout *time.Duration // nil: the parent's
-}
-
-// A RouteOption adjusts one route, or every route of a group.
-type RouteOption func(*route)
-
-// Use adds decorators to a route or group; the first one given is the
-// outermost. Route decorators run inside the group's, which run inside the
-// App's. All of them run on the connection's goroutine, before the executor
-// admits the handler, so a decorator can refuse a request cheaply.
-func Use(decorators ...func(http.Handler) http.Handler) RouteOption {
-	return func(rt *route) { rt.decorators = append(rt.decorators, decorators...) }
-}
-
-// Executor runs the route's (or group's) handlers on e instead of the App's
-// default executor. The caller owns e, unless it came from App.NewExecutor.
-func Executor(e loom.Executor) RouteOption {
-	return func(rt *route) { rt.executor = e }
-}
-
-// RouteBodyTimeout gives the route's (or group's) requests d to deliver
-// their body instead of the App's BodyTimeout, counted from when the request
-// reaches the route; d == 0 removes the deadline. It does not apply to a
-// body that a decorator of the App (App.Use) has already read to its end or
-// replaced: the App's timeout has governed that one. Use it for a route that
-// takes large uploads from slow clients:
-//
-//	app.Post("/upload", upload, web.RouteBodyTimeout(10*time.Minute))
-//
-// A negative d panics: it is a setup mistake.
-func RouteBodyTimeout(d time.Duration) RouteOption {
-	if d < 0 {
-		panic(fmt.Sprintf("web: RouteBodyTimeout(%v): negative duration (0 removes the timeout)", d))
-	}
-	return func(rt *route) { rt.bodyTimeout = &d }
+	app      *App
+	prefix   string
+	settings routeSettings // executor resolved
 }
 
 // Group returns a group for routes under prefix (e.g. "/api"), inheriting
-// this group's decorators, executor and body timeout; opts add to them.
-func (g *Group) Group(prefix string, opts ...RouteOption) *Group {
+// this group's settings; opts add decorators and override the rest. It
+// panics when prefix does not start with "/" or ends with "/", and when an
+// option does not apply to a group.
+func (g *Group) Group(prefix string, opts ...Option) *Group {
 	if prefix != "" && (!strings.HasPrefix(prefix, "/") || strings.HasSuffix(prefix, "/")) {
 		panic(fmt.Sprintf("web: group prefix %q must start with / and not end with /", prefix))
 	}
-	var rt route
-	for _, opt := range opts {
-		opt(&rt)
-	}
-	child := &Group{
-		app:         g.app,
-		prefix:      g.prefix + prefix,
-		decorators:  append(append([]func(http.Handler) http.Handler(nil), g.decorators...), rt.decorators...),
-		executor:    g.executor,
-		bodyTimeout: g.bodyTimeout,
-	}
-	if rt.executor != nil {
-		child.executor = rt.executor
-	}
-	if rt.bodyTimeout != nil {
-		child.bodyTimeout = rt.bodyTimeout
-	}
-	return child
+	return &Group{app: g.app, prefix: g.prefix + prefix, settings: g.derive(opts, scopeRoute, "group "+g.prefix+prefix)}
 }
 
-// Use adds decorators to the routes registered on g from now on.
-func (g *Group) Use(decorators ...func(http.Handler) http.Handler) {
-	g.decorators = append(g.decorators, decorators...)
+// derive returns g's settings with opts applied and the executor resolved.
+func (g *Group) derive(opts []Option, allowed scope, what string) routeSettings {
+	c := config{route: g.settings}
+	c.route.decorators = append([]func(http.Handler) http.Handler(nil), g.settings.decorators...)
+	applyOptions(&c, opts, allowed, what)
+	g.app.resolveExecutor(&c.route)
+	g.app.noteBody(c.route)
+	return c.route
 }
 
 // Get registers h for GET (and HEAD) requests to path.
-func (g *Group) Get(path string, h HandlerFunc, opts ...RouteOption) {
+func (g *Group) Get(path string, h HandlerFunc, opts ...Option) {
 	g.Handle(http.MethodGet, path, h, opts...)
 }
 
 // Post registers h for POST requests to path.
-func (g *Group) Post(path string, h HandlerFunc, opts ...RouteOption) {
+func (g *Group) Post(path string, h HandlerFunc, opts ...Option) {
 	g.Handle(http.MethodPost, path, h, opts...)
 }
 
 // Put registers h for PUT requests to path.
-func (g *Group) Put(path string, h HandlerFunc, opts ...RouteOption) {
+func (g *Group) Put(path string, h HandlerFunc, opts ...Option) {
 	g.Handle(http.MethodPut, path, h, opts...)
 }
 
 // Patch registers h for PATCH requests to path.
-func (g *Group) Patch(path string, h HandlerFunc, opts ...RouteOption) {
+func (g *Group) Patch(path string, h HandlerFunc, opts ...Option) {
 	g.Handle(http.MethodPatch, path, h, opts...)
 }
 
 // Delete registers h for DELETE requests to path.
-func (g *Group) Delete(path string, h HandlerFunc, opts ...RouteOption) {
+func (g *Group) Delete(path string, h HandlerFunc, opts ...Option) {
 	g.Handle(http.MethodDelete, path, h, opts...)
 }
 
 // Options registers h for OPTIONS requests to path.
-func (g *Group) Options(path string, h HandlerFunc, opts ...RouteOption) {
+func (g *Group) Options(path string, h HandlerFunc, opts ...Option) {
 	g.Handle(http.MethodOptions, path, h, opts...)
 }
 
@@ -127,8 +81,9 @@ func (g *Group) Options(path string, h HandlerFunc, opts ...RouteOption) {
 // another method gets 405 with an Allow header; an unknown path gets 404.
 //
 // Handle panics with a "web:" message when the pattern is malformed or
-// conflicts with one already registered: that is a setup mistake.
-func (g *Group) Handle(method, path string, h http.Handler, opts ...RouteOption) {
+// conflicts with one already registered, or when an option does not apply
+// to a route: that is a setup mistake.
+func (g *Group) Handle(method, path string, h http.Handler, opts ...Option) {
 	if h == nil {
 		panic(fmt.Sprintf("web: nil handler for %s %s", method, path))
 	}
@@ -138,14 +93,13 @@ func (g *Group) Handle(method, path string, h http.Handler, opts ...RouteOption)
 	if strings.ContainsAny(method, " \t/{}") {
 		panic(fmt.Sprintf("web: bad method %q", method))
 	}
-	rt := &route{app: g.app, executor: g.executor, bodyTimeout: g.bodyTimeout}
-	rt.decorators = append(rt.decorators, g.decorators...)
-	for _, opt := range opts {
-		opt(rt)
-	}
-	if rt.executor == nil {
-		rt.executor = g.app.executor
-	}
+	s := g.derive(opts, scopeRoute, "route "+method+" "+g.prefix+path)
+	g.handle(method, path, h, s)
+}
+
+// handle registers h with settings s.
+func (g *Group) handle(method, path string, h http.Handler, s routeSettings) {
+	rt := &route{app: g.app, executor: s.executor}
 	g.app.track(rt.executor)
 	rt.neverWaits = rt.executor.Stats().Kind == loom.KindVirtual
 	if hf, ok := h.(HandlerFunc); ok {
@@ -160,10 +114,9 @@ func (g *Group) Handle(method, path string, h http.Handler, opts ...RouteOption)
 	if method != "" {
 		pattern = method + " " + pattern
 	}
-	var routed http.Handler = decorate(rt, rt.decorators)
-	if rt.bodyTimeout != nil {
-		routed = &bodyTimeoutRoute{timeout: *rt.bodyTimeout, next: routed}
-		g.app.routeBodyTimeouts = true
+	routed := decorate(rt, s.decorators)
+	if d := g.app.defaults; s.bodyLimit != d.bodyLimit || s.bodyTimeout != d.bodyTimeout {
+		routed = &bodyRoute{app: g.app, limit: s.bodyLimit, timeout: s.bodyTimeout, next: routed}
 	}
 	g.app.register(pattern, routed)
 }

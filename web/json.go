@@ -29,33 +29,15 @@ func (Created[T]) StatusCode() int { return http.StatusCreated }
 // MarshalJSON encodes the wrapped value.
 func (c Created[T]) MarshalJSON() ([]byte, error) { return json.Marshal(c.Value) }
 
-// A JSONOption changes how JSON and ReadJSON decode a request body.
-type JSONOption func(*jsonDecoding)
-
+// jsonDecoding is what the options of JSON and ReadJSON set.
 type jsonDecoding struct {
 	disallowUnknownFields bool
 }
 
-func jsonOptions(opts []JSONOption) jsonDecoding {
-	var d jsonDecoding
-	for _, o := range opts {
-		o(&d)
-	}
-	return d
-}
-
-// DisallowUnknownFields makes JSON and ReadJSON refuse a body that has an
-// object field the destination has no place for, with a 400 naming it
-// (unknown JSON field "colour"), as json.Decoder.DisallowUnknownFields does.
-// By default such a field is ignored.
-//
-// Use it where a misspelt or misplaced field must not pass unnoticed: a
-// request that changes state, where {"dryrun": true} read as no dry run at
-// all does harm. Leave it off where clients may be newer than the server
-// (they add fields the server learns later) or are not yours (webhooks).
-// Field names still match case-insensitively, as encoding/json matches them.
-func DisallowUnknownFields() JSONOption {
-	return func(d *jsonDecoding) { d.disallowUnknownFields = true }
+func jsonOptions(opts []Option, what string) jsonDecoding {
+	var c config
+	applyOptions(&c, opts, scopeJSON, what)
+	return c.json
 }
 
 // JSON adapts a typed function to a HandlerFunc: it decodes the request body
@@ -63,9 +45,9 @@ func DisallowUnknownFields() JSONOption {
 // with status 200 (or Out's StatusCode). Bad JSON is a 400 that says what
 // was wrong; a body over the limit is a 413, one that did not arrive within
 // the BodyTimeout a 408; fn's error is rendered as any HandlerFunc error.
-// Options apply to the decoding, as for ReadJSON.
-func JSON[In, Out any](fn func(r *http.Request, in In) (Out, error), opts ...JSONOption) HandlerFunc {
-	decoding := jsonOptions(opts)
+// Of the options, only DisallowUnknownFields applies; others panic.
+func JSON[In, Out any](fn func(r *http.Request, in In) (Out, error), opts ...Option) HandlerFunc {
+	decoding := jsonOptions(opts, "JSON")
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var in In
 		if _, empty := any(&in).(*Empty); !empty {
@@ -90,11 +72,12 @@ func JSON[In, Out any](fn func(r *http.Request, in In) (Out, error), opts ...JSO
 // for a non-JSON content type, 413 for a body over the limit, 408 for a body
 // that did not arrive within the BodyTimeout, 400 naming the problem (empty
 // body, syntax error and offset, wrong type for a field, and with
-// DisallowUnknownFields a field v has no place for).
-func ReadJSON(r *http.Request, v any, opts ...JSONOption) error {
+// DisallowUnknownFields a field v has no place for). Of the options, only
+// DisallowUnknownFields applies; others panic.
+func ReadJSON(r *http.Request, v any, opts ...Option) error {
 	var decoding jsonDecoding
 	if len(opts) > 0 { // the options escape; keep the usual call free of them
-		decoding = jsonOptions(opts)
+		decoding = jsonOptions(opts, "ReadJSON")
 	}
 	return readJSON(r, v, decoding)
 }

@@ -24,7 +24,7 @@ func jsonApp(t *testing.T, opts ...web.Option) *web.App {
 		return web.Created[todo]{Value: todo{ID: 1, Text: in.Text}}, nil
 	}))
 	app.Get("/todos/{id}", web.JSON(func(r *http.Request, _ web.Empty) (todo, error) {
-		id, err := web.ParamInt(r, "id")
+		id, err := web.Param(r, "id").Int()
 		if err != nil {
 			return todo{}, err
 		}

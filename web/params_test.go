@@ -3,6 +3,7 @@ package web_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 func TestTypedPathParams(t *testing.T) {
 	app := newApp(t)
 	app.Get("/int/{v}", func(w http.ResponseWriter, r *http.Request) error {
-		v, err := web.ParamInt(r, "v")
+		v, err := web.Param(r, "v").Int()
 		if err != nil {
 			return err
 		}
@@ -20,7 +21,7 @@ func TestTypedPathParams(t *testing.T) {
 		return err
 	})
 	app.Get("/int64/{v}", func(w http.ResponseWriter, r *http.Request) error {
-		v, err := web.ParamInt64(r, "v")
+		v, err := web.Param(r, "v").Int64()
 		if err != nil {
 			return err
 		}
@@ -28,7 +29,7 @@ func TestTypedPathParams(t *testing.T) {
 		return err
 	})
 	app.Get("/bool/{v}", func(w http.ResponseWriter, r *http.Request) error {
-		v, err := web.ParamBool(r, "v")
+		v, err := web.Param(r, "v").Bool()
 		if err != nil {
 			return err
 		}
@@ -36,7 +37,7 @@ func TestTypedPathParams(t *testing.T) {
 		return err
 	})
 	app.Get("/float/{v}", func(w http.ResponseWriter, r *http.Request) error {
-		v, err := web.ParamFloat(r, "v")
+		v, err := web.Param(r, "v").Float()
 		if err != nil {
 			return err
 		}
@@ -92,23 +93,23 @@ func TestTypedPathParams(t *testing.T) {
 func TestQueryParams(t *testing.T) {
 	app := newApp(t)
 	app.Get("/search", func(w http.ResponseWriter, r *http.Request) error {
-		q, err := web.QueryRequired(r, "q")
+		q, err := web.Query(r, "q").Required()
 		if err != nil {
 			return err
 		}
-		page, err := web.QueryInt(r, "page", 1)
+		page, err := web.Query(r, "page").IntOr(1)
 		if err != nil {
 			return err
 		}
-		ratio, err := web.QueryFloat(r, "ratio", 0.5)
+		ratio, err := web.Query(r, "ratio").FloatOr(0.5)
 		if err != nil {
 			return err
 		}
-		verbose, err := web.QueryBool(r, "verbose", false)
+		verbose, err := web.Query(r, "verbose").BoolOr(false)
 		if err != nil {
 			return err
 		}
-		sort := web.QueryOr(r, "sort", "name")
+		sort := web.Query(r, "sort").Or("name")
 		tags := strings.Join(web.QueryAll(r, "tag"), ",")
 		raw := r.URL.Query().Encode()
 		_, err = fmt.Fprintf(w, "q=%s page=%d ratio=%g verbose=%t sort=%s tags=%s opt=%q raw=%s",
@@ -142,6 +143,74 @@ func TestQueryParams(t *testing.T) {
 		rec := do(t, app, "GET", tt.target, "")
 		if rec.Code != tt.status || rec.Body.String() != tt.body {
 			t.Errorf("GET %s: got %d %q; want %d %q", tt.target, rec.Code, rec.Body.String(), tt.status, tt.body)
+		}
+	}
+}
+
+// TestValueRule checks the one rule of Value on every source: String is ""
+// when absent, the required forms refuse absent and empty values with a 400
+// naming the source and name, the Or forms return the default for them.
+func TestValueRule(t *testing.T) {
+	app := newApp(t)
+	report := func(w http.ResponseWriter, v web.Value) error {
+		_, reqErr := v.Required()
+		_, intErr := v.Int()
+		n, orErr := v.IntOr(7)
+		b, boolErr := v.BoolOr(false)
+		_, err := fmt.Fprintf(w, "string=%q or=%q required=%v int=%v intOr=%d,%v boolOr=%t,%v",
+			v.String(), v.Or("def"), reqErr, intErr, n, orErr, b, boolErr)
+		return err
+	}
+	app.Get("/query", func(w http.ResponseWriter, r *http.Request) error { return report(w, web.Query(r, "n")) })
+	app.Post("/form", func(w http.ResponseWriter, r *http.Request) error { return report(w, web.Form(r, "n")) })
+	app.Get("/cookie", func(w http.ResponseWriter, r *http.Request) error { return report(w, web.Cookie(r, "n")) })
+	app.Get("/path/{n...}", func(w http.ResponseWriter, r *http.Request) error { return report(w, web.Param(r, "n")) })
+
+	form := func(body string) *http.Request {
+		req := httptest.NewRequest("POST", "/form", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return req
+	}
+	cookie := func(value string) *http.Request {
+		req := httptest.NewRequest("GET", "/cookie", nil)
+		if value != "" {
+			req.Header.Set("Cookie", "n="+value)
+		}
+		return req
+	}
+	tests := []struct {
+		name string
+		req  *http.Request
+		want string
+	}{
+		{"query absent", httptest.NewRequest("GET", "/query", nil),
+			`string="" or="def" required=query parameter "n" is required int=query parameter "n" is required intOr=7,<nil> boolOr=false,<nil>`},
+		{"query empty", httptest.NewRequest("GET", "/query?n=", nil),
+			`string="" or="def" required=query parameter "n" is required int=query parameter "n" is required intOr=7,<nil> boolOr=true,<nil>`},
+		{"query 3", httptest.NewRequest("GET", "/query?n=3", nil),
+			`string="3" or="3" required=<nil> int=<nil> intOr=3,<nil> boolOr=false,query parameter "n": "3" is not a boolean`},
+		{"query x", httptest.NewRequest("GET", "/query?n=x", nil),
+			`string="x" or="x" required=<nil> int=query parameter "n": "x" is not an integer intOr=7,query parameter "n": "x" is not an integer boolOr=false,query parameter "n": "x" is not a boolean`},
+		{"form absent", form("m=1"),
+			`string="" or="def" required=form field "n" is required int=form field "n" is required intOr=7,<nil> boolOr=false,<nil>`},
+		{"form 1", form("n=1"),
+			`string="1" or="1" required=<nil> int=<nil> intOr=1,<nil> boolOr=true,<nil>`},
+		{"form malformed", form("n=%zz"),
+			`string="" or="def" required=malformed form: invalid URL escape "%zz" int=malformed form: invalid URL escape "%zz" intOr=7,malformed form: invalid URL escape "%zz" boolOr=false,malformed form: invalid URL escape "%zz"`},
+		{"cookie absent", cookie(""),
+			`string="" or="def" required=cookie "n" is required int=cookie "n" is required intOr=7,<nil> boolOr=false,<nil>`},
+		{"cookie 5", cookie("5"),
+			`string="5" or="5" required=<nil> int=<nil> intOr=5,<nil> boolOr=false,cookie "n": "5" is not a boolean`},
+		{"path 9", httptest.NewRequest("GET", "/path/9", nil),
+			`string="9" or="9" required=<nil> int=<nil> intOr=9,<nil> boolOr=false,path parameter "n": "9" is not a boolean`},
+		{"path empty", httptest.NewRequest("GET", "/path/", nil),
+			`string="" or="def" required=path parameter "n" is required int=path parameter "n" is required intOr=7,<nil> boolOr=false,<nil>`},
+	}
+	for _, tt := range tests {
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, tt.req)
+		if got := rec.Body.String(); rec.Code != 200 || got != tt.want {
+			t.Errorf("%s: got %d %s; want 200 %s", tt.name, rec.Code, got, tt.want)
 		}
 	}
 }

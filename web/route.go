@@ -3,28 +3,18 @@ package web
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"sync"
-	"time"
 
 	"github.com/loomrt/loom"
 )
-
-// StatusClientClosed is the status logged (never sent) for a request whose
-// client went away before its handler started; nginx uses the same number.
-const StatusClientClosed = 499
 
 // route runs one registered handler on its executor.
 type route struct {
 	app         *App
 	executor    loom.Executor
-	decorators  []func(http.Handler) http.Handler
 	handlerFunc HandlerFunc  // set for the package's own handler form
 	handler     http.Handler // set for any other http.Handler
-
-	bodyTimeout *time.Duration // RouteBodyTimeout; nil: the App's
 
 	// neverWaits is set for executors that run at once or refuse (virtual):
 	// they get context.Background(), since the request's context would only
@@ -63,7 +53,7 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c := callPool.Get().(*call)
 	c.rt, c.r = rt, r
-	c.rw.ResponseWriter = w
+	c.rw.ResponseWriter, c.rw.app = w, rt.app
 	c.w = &c.rw
 	runCtx := ctx
 	if rt.neverWaits {
@@ -136,15 +126,7 @@ func (c *call) recover(r *http.Request) {
 	if v == http.ErrAbortHandler {
 		return
 	}
-	a := c.rt.app
-	if a.metrics != nil {
-		a.metrics.panics.Inc()
-	}
-	a.logger.LogAttrs(r.Context(), slog.LevelError, "handler panic",
-		slog.String("route", r.Pattern), slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
-	if !headerSent(c.w) {
-		a.renderError(c.w, r, &Error{Status: http.StatusInternalServerError})
-	}
+	c.rt.app.logPanic(c.w, r, "handler panic", v)
 }
 
 // markClientClosed records 499 on every recording writer in w's chain, so

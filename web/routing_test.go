@@ -19,7 +19,7 @@ func newApp(t testing.TB, opts ...web.Option) *web.App {
 	e := loom.Virtual()
 	t.Cleanup(func() { _ = e.Shutdown(t.Context()) })
 	quiet := web.Logger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	app, err := web.New(append([]web.Option{web.WithExecutor(e), quiet}, opts...)...)
+	app, err := web.New(append([]web.Option{web.Executor(e), quiet}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestRouting(t *testing.T) {
 	app.Get("/", text("root"))
 	app.Get("/users/me", text("static"))
 	app.Get("/users/{name}", func(w http.ResponseWriter, r *http.Request) error {
-		_, err := io.WriteString(w, "user "+web.Param(r, "name"))
+		_, err := io.WriteString(w, "user "+web.Param(r, "name").String())
 		return err
 	})
 	app.Get("/files/{path...}", func(w http.ResponseWriter, r *http.Request) error {

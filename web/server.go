@@ -14,7 +14,8 @@ import (
 )
 
 // Server defaults, chosen so that a slow or hostile client cannot hold
-// resources for long. ConfigureServer changes them.
+// resources for long (with BodyTimeout and WriteTimeout). ConfigureServer
+// changes them.
 const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
@@ -42,10 +43,19 @@ func (a *App) ListenAndServe(ctx context.Context, addr string) error {
 // Serve serves the App on ln until ctx ends; then it stops accepting,
 // lets in-flight requests finish within the shutdown grace (ShutdownGrace),
 // closes what is left, and shuts the App down (App.Shutdown). It blocks
-// until all of that is done and returns nil after a clean shutdown. An App
-// is served once.
+// until all of that is done and returns nil after a clean shutdown. A
+// configuration error (App.Err) is returned at once, before serving, after
+// shutting the App down; ln is closed either way. An App is served once.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	if err := a.Err(); err != nil {
+		return errors.Join(err, ln.Close(), a.Shutdown(context.WithoutCancel(ctx)))
+	}
 	srv := a.newServer()
+	if d := a.settings.writeTimeout; d > 0 && srv.WriteTimeout <= 0 {
+		clock := startWriteClock(d)
+		defer clock.stopClock()
+		ln = writeTimeoutListener{Listener: ln, clock: clock}
+	}
 	a.logger.LogAttrs(ctx, slog.LevelInfo, "serving", slog.String("addr", ln.Addr().String()))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -83,7 +93,7 @@ func (a *App) newServer() *http.Server {
 		ErrorLog:          slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn),
 	}
 	// Hijacked connections (WebSockets) are invisible to Shutdown; end them.
-	srv.RegisterOnShutdown(a.closeSockets)
+	srv.RegisterOnShutdown(a.closeHeld)
 	if a.settings.server != nil {
 		a.settings.server(srv)
 	}

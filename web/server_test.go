@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
 )
 
@@ -144,77 +145,17 @@ func TestAccessLog(t *testing.T) {
 	}
 }
 
-func TestMetricsEndpoint(t *testing.T) {
-	app := newApp(t, web.Metrics("/metrics"))
-	app.Get("/hello", text("hi"))
-	for range 3 {
-		do(t, app, "GET", "/hello", "")
-	}
-	do(t, app, "GET", "/missing", "")
-	rec := do(t, app, "GET", "/metrics", "")
-	if rec.Code != 200 {
-		t.Fatalf("GET /metrics: got %d", rec.Code)
-	}
-	body := rec.Body.String()
-	for _, want := range []string{
-		`loom_http_requests_total{method="GET",route="GET /hello",status="200"} 3`,
-		`loom_http_requests_total{method="GET",route="unmatched",status="404"} 1`,
-		`loom_http_request_duration_seconds_count{route="GET /hello"} 3`,
-		`loom_executor_submitted_total{executor=`,
-		`kind="virtual"`,
-		`loom_executor_rejected_total`,
-		`go_goroutines`,
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("metrics lack %q", want)
-		}
-	}
-}
-
-func TestMetricsPathMustBeAPath(t *testing.T) {
-	_, err := web.New(web.ExecutorSpec("pool:2"), web.Metrics("metrics"))
-	if err == nil || !strings.Contains(err.Error(), `"metrics"`) {
-		t.Errorf("New with Metrics(\"metrics\"): got %v; want an error naming the path", err)
-	}
-}
-
 func TestShutdownGraceMustNotBeNegative(t *testing.T) {
-	_, err := web.New(web.ExecutorSpec("virtual"), web.ShutdownGrace(-time.Second))
+	_, err := web.New(web.Executor(loom.Virtual()), web.ShutdownGrace(-time.Second))
 	if err == nil || !strings.Contains(err.Error(), "shutdown grace -1s is negative") {
 		t.Errorf("New with ShutdownGrace(-1s): got %v; want an error saying the grace is negative", err)
 	}
-	app, err := web.New(web.ExecutorSpec("virtual"), web.ShutdownGrace(0))
+	app, err := web.New(web.Executor(loom.Virtual()), web.ShutdownGrace(0))
 	if err != nil {
 		t.Fatalf("New with ShutdownGrace(0) (the default): %v", err)
 	}
 	if err := app.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestMetricsWithExecutorsOfOneName(t *testing.T) {
-	// Two executors reporting the same name and kind would give Prometheus
-	// two series with one label set, and it refuses the whole scrape.
-	app := newApp(t, web.Metrics("/metrics"))
-	for _, route := range []string{"/a", "/b"} {
-		e, err := app.NewExecutor("reports", "pool:1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		app.Get(route, text("hi"), web.Executor(e))
-	}
-	rec := do(t, app, "GET", "/metrics", "")
-	if rec.Code != 200 {
-		t.Fatalf("GET /metrics: got %d; want 200\n%s", rec.Code, rec.Body.String())
-	}
-	body := rec.Body.String()
-	for _, want := range []string{`executor="reports",kind="pool"`, `executor="reports-2",kind="pool"`} {
-		if !strings.Contains(body, want) {
-			t.Errorf("metrics lack %q", want)
-		}
-	}
-	if err := app.Shutdown(t.Context()); err != nil {
-		t.Error(err)
 	}
 }
 

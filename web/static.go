@@ -28,27 +28,41 @@ import (
 // Responses have content types, ETag, Last-Modified (when the FS knows
 // modification times) and Range support through http.ServeContent. A
 // directory serves its index.html, never a listing. A path that is not a
-// valid fs.FS name — "..", an absolute path, a backslash, an encoded
-// "%2e%2e" or "%2f" — is refused with 404, as is any name fsys refuses.
-func (g *Group) Static(prefix string, fsys fs.FS, opts ...RouteOption) {
+// valid fs.FS name — "..", an absolute path, a backslash, a NUL byte, an
+// encoded "%2e%2e" or "%2f" — is refused with 404, as is any name fsys
+// refuses. So is a name with an element that begins with "." (.env,
+// .git/config) unless ServeDotfiles is given: a directory on disk often
+// holds such files by accident. opts are route options and ServeDotfiles;
+// Static panics when prefix does not end with "/".
+func (g *Group) Static(prefix string, fsys fs.FS, opts ...Option) {
 	if !strings.HasSuffix(prefix, "/") {
 		panic(fmt.Sprintf("web: static prefix %q must end with /", prefix))
 	}
-	g.Handle(http.MethodGet, prefix+"{path...}", Files(fsys, "path"), opts...)
+	s := g.derive(opts, scopeRoute|scopeFiles, "Static "+g.prefix+prefix)
+	fsrv := &fileServer{fsys: fsys, dotfiles: s.dotfiles}
+	g.handle(http.MethodGet, prefix+"{path...}", fsrv.handler("path"), s)
 }
 
 // Files returns a handler that serves the file of fsys named by the path
-// parameter param (a "{param...}" wildcard), with the rules of Static.
-func Files(fsys fs.FS, param string) HandlerFunc {
-	fsrv := &fileServer{fsys: fsys}
-	return func(w http.ResponseWriter, r *http.Request) error {
-		return fsrv.serve(w, r, r.PathValue(param))
-	}
+// parameter param (a "{param...}" wildcard), with the rules of Static. Of
+// the options, only ServeDotfiles applies.
+func Files(fsys fs.FS, param string, opts ...Option) HandlerFunc {
+	var c config
+	applyOptions(&c, opts, scopeFiles, "Files")
+	fsrv := &fileServer{fsys: fsys, dotfiles: c.route.dotfiles}
+	return fsrv.handler(param)
 }
 
 type fileServer struct {
-	fsys  fs.FS
-	etags sync.Map // name → ETag, for files without a modification time
+	fsys     fs.FS
+	dotfiles bool     // serve names with an element that begins with "."
+	etags    sync.Map // name → ETag, for files without a modification time
+}
+
+func (s *fileServer) handler(param string) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return s.serve(w, r, r.PathValue(param))
+	}
 }
 
 var errNotFound = &Error{Status: http.StatusNotFound}
@@ -61,8 +75,13 @@ func (s *fileServer) serve(w http.ResponseWriter, r *http.Request, name string) 
 		name = strings.TrimSuffix(name, "/")
 	}
 	// fs.ValidPath refuses "..", empty and absolute elements; backslashes
-	// are refused too, since some file systems read them as separators.
-	if !fs.ValidPath(name) || strings.Contains(name, "\\") {
+	// are refused too, since some file systems read them as separators, and
+	// NUL bytes, which no file name holds and which os.Root reports as an
+	// error of its own (EINVAL), not as a missing file.
+	if !fs.ValidPath(name) || strings.ContainsAny(name, "\\\x00") {
+		return errNotFound
+	}
+	if !s.dotfiles && hasDotElement(name) {
 		return errNotFound
 	}
 	f, info, err := s.open(name)
@@ -96,6 +115,20 @@ func (s *fileServer) serve(w http.ResponseWriter, r *http.Request, name string) 
 	w.Header().Set("ETag", etag)
 	http.ServeContent(w, r, info.Name(), info.ModTime(), content)
 	return nil
+}
+
+// hasDotElement reports whether a valid fs.FS name has an element that
+// begins with "." ("." alone, the root, is not one).
+func hasDotElement(name string) bool {
+	if name == "." {
+		return false
+	}
+	for elem := range strings.SplitSeq(name, "/") {
+		if strings.HasPrefix(elem, ".") {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *fileServer) open(name string) (fs.File, fs.FileInfo, error) {

@@ -13,16 +13,18 @@ import (
 // taken from a pool per request; it never outlives the request.
 type responseWriter struct {
 	http.ResponseWriter
-	status  int   // status sent, or the status logged for a response never sent (499)
-	written int64 // body bytes written
-	wrote   bool  // header sent
+	app      *App  // the App serving the request; nil outside one
+	status   int   // status sent, or the status logged for a response never sent (499)
+	written  int64 // body bytes written
+	wrote    bool  // header sent
+	panicked bool  // a handler or decorator panicked
 }
 
 var writerPool = sync.Pool{New: func() any { return new(responseWriter) }}
 
-func getWriter(w http.ResponseWriter) *responseWriter {
+func getWriter(w http.ResponseWriter, a *App) *responseWriter {
 	rw := writerPool.Get().(*responseWriter)
-	rw.ResponseWriter = w
+	rw.ResponseWriter, rw.app = w, a
 	return rw
 }
 

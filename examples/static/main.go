@@ -69,11 +69,10 @@ func newApp(files fs.FS, opts ...web.Option) (*web.App, error) {
 	if files == nil {
 		return nil, errors.New("no files to serve")
 	}
-	app, err := web.New(opts...)
+	app, err := web.New(append([]web.Option{web.Use(web.Compress)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
-	app.Use(web.Compress)
 	app.Static("/static/", files)
 	app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
 		return web.Redirect(w, r, "/static/", http.StatusFound)

@@ -21,7 +21,6 @@ import (
 	"syscall"
 
 	"github.com/loomrt/loom/examples/websocket/wsapp"
-	"github.com/loomrt/loom/web"
 )
 
 func main() {
@@ -49,15 +48,15 @@ func run(ctx context.Context, args []string) error {
 	if *queue <= 0 {
 		return fmt.Errorf("-queue %d: want a positive number", *queue)
 	}
-	var ws web.WebSocketOptions
+	var allowed []string
 	for _, pattern := range strings.Split(*origins, ",") {
 		if pattern = strings.TrimSpace(pattern); pattern != "" {
-			ws.OriginPatterns = append(ws.OriginPatterns, pattern)
+			allowed = append(allowed, pattern)
 		}
 	}
 
 	hub := wsapp.NewHub(*queue)
-	app, err := wsapp.NewApp(hub, ws)
+	app, err := wsapp.NewApp(hub, allowed)
 	if err != nil {
 		return errors.Join(err, hub.Close())
 	}

@@ -56,7 +56,7 @@ func nextLink(path string, query url.Values, last int64) string {
 }
 
 func (a *handlers) get(r *http.Request, _ web.Empty) (Todo, error) {
-	id, err := web.ParamInt64(r, "id")
+	id, err := web.Param(r, "id").Int64()
 	if err != nil {
 		return Todo{}, err
 	}
@@ -74,7 +74,7 @@ func (a *handlers) create(r *http.Request, body json.RawMessage) (web.Created[To
 }
 
 func (a *handlers) update(r *http.Request, body json.RawMessage) (Todo, error) {
-	id, err := web.ParamInt64(r, "id")
+	id, err := web.Param(r, "id").Int64()
 	if err != nil {
 		return Todo{}, err
 	}
@@ -87,7 +87,7 @@ func (a *handlers) update(r *http.Request, body json.RawMessage) (Todo, error) {
 }
 
 func (a *handlers) toggle(r *http.Request, _ web.Empty) (Todo, error) {
-	id, err := web.ParamInt64(r, "id")
+	id, err := web.Param(r, "id").Int64()
 	if err != nil {
 		return Todo{}, err
 	}
@@ -96,7 +96,7 @@ func (a *handlers) toggle(r *http.Request, _ web.Empty) (Todo, error) {
 }
 
 func (a *handlers) delete(w http.ResponseWriter, r *http.Request) error {
-	id, err := web.ParamInt64(r, "id")
+	id, err := web.Param(r, "id").Int64()
 	if err != nil {
 		return err
 	}

@@ -478,7 +478,7 @@ func TestExecutorFromEnv(t *testing.T) {
 		resp.Body.Close()
 	}
 	srv.Close()
-	stats := app.Executor().Stats()
+	stats := app.Executors()[0].Stats()
 	if err := app.Shutdown(t.Context()); err != nil {
 		t.Errorf("Shutdown: %v", err)
 	}

@@ -6,13 +6,12 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/loomrt/loom/web"
 )
 
 // BenchmarkEchoRoundTrip measures one message out and back over a real
 // loopback socket.
 func BenchmarkEchoRoundTrip(b *testing.B) {
-	ts := start(b, web.WebSocketOptions{})
+	ts := start(b, nil)
 	conn := dial(b, ts.url+"/ws?mode=echo", nil)
 	msg := []byte("hello, loom")
 	ctx := b.Context()
@@ -31,7 +30,7 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 // of a room of 10 over real sockets.
 func BenchmarkChatBroadcast(b *testing.B) {
 	const members = 10
-	ts := start(b, web.WebSocketOptions{})
+	ts := start(b, nil)
 	conns := make([]*websocket.Conn, members)
 	for i := range conns {
 		conns[i] = dial(b, ts.url+"/ws", nil)

@@ -7,7 +7,7 @@
 //
 //	hub := wsapp.NewHub(0)
 //	defer hub.Close()
-//	app, err := wsapp.NewApp(hub, web.WebSocketOptions{})
+//	app, err := wsapp.NewApp(hub, nil)
 //	if err != nil {
 //		return err
 //	}

@@ -8,14 +8,13 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/loomrt/loom/examples/websocket/wsapp"
-	"github.com/loomrt/loom/web"
 )
 
 func ExampleNewApp() {
 	ctx := context.Background()
 	hub := wsapp.NewHub(0)
 	defer hub.Close()
-	app, err := wsapp.NewApp(hub, web.WebSocketOptions{})
+	app, err := wsapp.NewApp(hub, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -10,7 +10,9 @@ import (
 	"sync/atomic"
 
 	"github.com/coder/websocket"
+
 	"github.com/loomrt/loom/web"
+	wsweb "github.com/loomrt/loom/web/websocket"
 )
 
 //go:embed static
@@ -22,12 +24,12 @@ const MaxMessageSize = 4096
 
 // NewApp returns a web.App, configured by opts, with the routes of
 // Register. The caller keeps hub and closes it after the App has shut down.
-func NewApp(hub *Hub, ws web.WebSocketOptions, opts ...web.Option) (*web.App, error) {
+func NewApp(hub *Hub, origins []string, opts ...web.Option) (*web.App, error) {
 	app, err := web.New(opts...)
 	if err != nil {
 		return nil, err
 	}
-	if err := Register(app, hub, ws); err != nil {
+	if err := Register(app, hub, origins...); err != nil {
 		// Shut down the executors web.New made; nothing is running on them.
 		return nil, errors.Join(err, app.Shutdown(context.Background()))
 	}
@@ -40,22 +42,20 @@ func NewApp(hub *Hub, ws web.WebSocketOptions, opts ...web.Option) (*web.App, er
 //	GET /ws[?mode=chat][&name=…]  a WebSocket in hub's chat room (Event messages)
 //	GET /                         the page that uses them
 //
-// ws sets the allowed origins; by default only same-origin pages may
-// connect, and any other Origin gets 403. A bad mode or name is a 400
+// origins are the other origins allowed to connect (host patterns, as
+// websocket.Origins reads them); same-origin pages always may, and any other
+// Origin gets 403. A bad mode or name is a 400
 // before the upgrade; a plain GET without an upgrade is a 426.
 //
 // A WebSocket holds its executor slot for as long as it is open, so /ws
 // runs on an executor of its own, "websocket": LOOM_EXECUTOR_WEBSOCKET if
 // set, else virtual. LOOM_EXECUTOR switches the other routes without
-// capping the number of open sockets. Register fails only on a bad
-// LOOM_EXECUTOR_WEBSOCKET.
-func Register(app *web.App, hub *Hub, ws web.WebSocketOptions) error {
-	sockets, err := app.NewExecutor("websocket", "virtual")
-	if err != nil {
-		return err
-	}
+// capping the number of open sockets. Register returns app.Err: it fails on
+// a bad LOOM_EXECUTOR_WEBSOCKET.
+func Register(app *web.App, hub *Hub, origins ...string) error {
 	s := &server{hub: hub}
-	app.WebSocket("/ws", s.serve, ws, web.Executor(sockets), web.Use(s.parseQuery))
+	app.Get("/ws", wsweb.Handler(s.serve, wsweb.Origins(origins...)),
+		web.ExecutorFromEnv("websocket", "virtual"), web.Use(s.parseQuery))
 
 	assets, err := fs.Sub(static, "static")
 	if err != nil {
@@ -65,7 +65,7 @@ func Register(app *web.App, hub *Hub, ws web.WebSocketOptions) error {
 		http.ServeFileFS(w, r, assets, "index.html")
 		return nil
 	})
-	return nil
+	return app.Err()
 }
 
 type server struct {
@@ -82,16 +82,16 @@ type settings struct {
 type settingsKey struct{}
 
 // parseQuery checks ?mode= and ?name= before the upgrade, so that bad ones
-// get a plain 400, and hands them to serve in the request's context: a
-// web.WebSocketHandler sees the context but not the request.
+// get a plain 400 (once the socket is open, only a close frame is left),
+// and hands what it parsed to serve in the request's context.
 func (s *server) parseQuery(next http.Handler) http.Handler {
 	return web.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		var set settings
-		switch mode := web.Query(r, "mode"); mode {
+		switch mode := web.Query(r, "mode").String(); mode {
 		case "echo":
 			set.echo = true
 		case "", "chat":
-			name, err := ParseName(web.Query(r, "name"))
+			name, err := ParseName(web.Query(r, "name").String())
 			if err != nil {
 				return web.Errorf(http.StatusBadRequest, "query parameter %q: %v", "name", err)
 			}
@@ -110,9 +110,9 @@ func (s *server) parseQuery(next http.Handler) http.Handler {
 // serve runs one WebSocket until the client or the server ends it. On
 // shutdown web closes the connection with StatusGoingAway, which ends the
 // reads below, before it cancels ctx.
-func (s *server) serve(ctx context.Context, conn *websocket.Conn) error {
+func (s *server) serve(ctx context.Context, conn *websocket.Conn, r *http.Request) error {
 	conn.SetReadLimit(MaxMessageSize)
-	set, _ := ctx.Value(settingsKey{}).(settings)
+	set, _ := r.Context().Value(settingsKey{}).(settings)
 	if set.echo {
 		return echo(ctx, conn)
 	}

@@ -27,10 +27,10 @@ type testServer struct {
 
 // start serves a new App and hub; both, and the server, are shut down when
 // the test ends (earlier if the test calls shutdown).
-func start(t testing.TB, ws web.WebSocketOptions) *testServer {
+func start(t testing.TB, origins []string) *testServer {
 	t.Helper()
 	hub := NewHub(0)
-	app, err := NewApp(hub, ws)
+	app, err := NewApp(hub, origins)
 	if err != nil {
 		hub.Close()
 		t.Fatalf("NewApp: %v", err)
@@ -100,7 +100,7 @@ func send(t testing.TB, conn *websocket.Conn, typ websocket.MessageType, data st
 }
 
 func TestEcho(t *testing.T) {
-	ts := start(t, web.WebSocketOptions{})
+	ts := start(t, nil)
 	conn := dial(t, ts.url+"/ws?mode=echo", nil)
 	tests := []struct {
 		typ  websocket.MessageType
@@ -130,7 +130,7 @@ func TestEcho(t *testing.T) {
 }
 
 func TestEchoMessageTooBig(t *testing.T) {
-	ts := start(t, web.WebSocketOptions{})
+	ts := start(t, nil)
 	conn := dial(t, ts.url+"/ws?mode=echo", nil)
 	send(t, conn, websocket.MessageText, strings.Repeat("x", MaxMessageSize+1))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -142,7 +142,7 @@ func TestEchoMessageTooBig(t *testing.T) {
 }
 
 func TestChatBroadcast(t *testing.T) {
-	ts := start(t, web.WebSocketOptions{})
+	ts := start(t, nil)
 
 	ada := dial(t, ts.url+"/ws?name=ada", nil)
 	// Each client's own "joined" event proves the hub has it, so the
@@ -220,7 +220,7 @@ func TestChatBroadcast(t *testing.T) {
 }
 
 func TestChatGuestNames(t *testing.T) {
-	ts := start(t, web.WebSocketOptions{})
+	ts := start(t, nil)
 	first := readEvent(t, dial(t, ts.url+"/ws", nil))
 	second := readEvent(t, dial(t, ts.url+"/ws?name=", nil))
 	if first.From != "guest-1" || second.From != "guest-2" {
@@ -229,7 +229,7 @@ func TestChatGuestNames(t *testing.T) {
 }
 
 func TestChatRefusesBinary(t *testing.T) {
-	ts := start(t, web.WebSocketOptions{})
+	ts := start(t, nil)
 	conn := dial(t, ts.url+"/ws?name=ada", nil)
 	readEvent(t, conn) // joined
 	send(t, conn, websocket.MessageBinary, "\x00")
@@ -243,7 +243,7 @@ func TestChatRefusesBinary(t *testing.T) {
 
 // TestRefusedUpgrades covers requests that must not become WebSockets.
 func TestRefusedUpgrades(t *testing.T) {
-	ts := start(t, web.WebSocketOptions{OriginPatterns: []string{"trusted.example"}})
+	ts := start(t, []string{"trusted.example"})
 	tests := []struct {
 		name       string
 		path       string
@@ -295,7 +295,7 @@ func TestRefusedUpgrades(t *testing.T) {
 }
 
 func TestNotAnUpgrade(t *testing.T) {
-	ts := start(t, web.WebSocketOptions{})
+	ts := start(t, nil)
 	resp, err := http.Get(ts.srv.URL + "/ws?mode=echo")
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +309,7 @@ func TestNotAnUpgrade(t *testing.T) {
 // TestShutdownClosesSockets checks that shutting the App down ends open
 // sockets of both kinds with "going away", and that the hub then stops.
 func TestShutdownClosesSockets(t *testing.T) {
-	ts := start(t, web.WebSocketOptions{})
+	ts := start(t, nil)
 	chat := dial(t, ts.url+"/ws?name=ada", nil)
 	readEvent(t, chat) // joined: the handler is running
 	echo := dial(t, ts.url+"/ws?mode=echo", nil)
@@ -338,7 +338,7 @@ func TestShutdownClosesSockets(t *testing.T) {
 // TestHubCloseEndsChats checks that closing the hub while the App still
 // runs ends its chat sockets with "going away".
 func TestHubCloseEndsChats(t *testing.T) {
-	ts := start(t, web.WebSocketOptions{})
+	ts := start(t, nil)
 	conn := dial(t, ts.url+"/ws?name=ada", nil)
 	readEvent(t, conn)
 	if err := ts.hub.Close(); err != nil {
@@ -359,7 +359,7 @@ func TestHubCloseEndsChats(t *testing.T) {
 }
 
 func TestPage(t *testing.T) {
-	ts := start(t, web.WebSocketOptions{})
+	ts := start(t, nil)
 	resp, err := http.Get(ts.srv.URL + "/")
 	if err != nil {
 		t.Fatal(err)
@@ -390,7 +390,7 @@ func TestPage(t *testing.T) {
 func TestSocketExecutor(t *testing.T) {
 	t.Run("LOOM_EXECUTOR leaves sockets alone", func(t *testing.T) {
 		t.Setenv("LOOM_EXECUTOR", "limit:1,queue=0")
-		ts := start(t, web.WebSocketOptions{})
+		ts := start(t, nil)
 		for i := range 3 {
 			conn := dial(t, ts.url+"/ws?mode=echo", nil)
 			send(t, conn, websocket.MessageText, "ping")
@@ -401,7 +401,7 @@ func TestSocketExecutor(t *testing.T) {
 	})
 	t.Run("LOOM_EXECUTOR_WEBSOCKET caps them", func(t *testing.T) {
 		t.Setenv("LOOM_EXECUTOR_WEBSOCKET", "limit:1,queue=0")
-		ts := start(t, web.WebSocketOptions{})
+		ts := start(t, nil)
 		first := dial(t, ts.url+"/ws?mode=echo", nil)
 		send(t, first, websocket.MessageText, "ping")
 		if _, _, err := first.Read(t.Context()); err != nil {
@@ -419,7 +419,7 @@ func TestSocketExecutor(t *testing.T) {
 		t.Setenv("LOOM_EXECUTOR_WEBSOCKET", "limit:many")
 		hub := NewHub(0)
 		defer hub.Close()
-		if _, err := NewApp(hub, web.WebSocketOptions{}); err == nil || !strings.Contains(err.Error(), "LOOM_EXECUTOR_WEBSOCKET") {
+		if _, err := NewApp(hub, nil); err == nil || !strings.Contains(err.Error(), "LOOM_EXECUTOR_WEBSOCKET") {
 			t.Errorf("NewApp with a bad LOOM_EXECUTOR_WEBSOCKET: got %v; want an error naming it", err)
 		}
 	})

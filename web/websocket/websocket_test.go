@@ -1,9 +1,10 @@
-package web_test
+package websocket_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,10 +12,39 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"go.uber.org/goleak"
+
+	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/metrics"
+	wsweb "github.com/loomrt/loom/web/websocket"
 )
 
-func echo(ctx context.Context, c *websocket.Conn) error {
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func newApp(t testing.TB, opts ...web.Option) *web.App {
+	t.Helper()
+	e := loom.Virtual()
+	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	quiet := web.Logger(slog.New(slog.DiscardHandler))
+	app, err := web.New(append([]web.Option{web.Executor(e), quiet}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = app.Shutdown(context.Background()) })
+	return app
+}
+
+func do(t testing.TB, h http.Handler, method, target string) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
+	return rec
+}
+
+func echo(ctx context.Context, c *websocket.Conn, r *http.Request) error {
 	for {
 		typ, msg, err := c.Read(ctx)
 		if err != nil {
@@ -28,9 +58,9 @@ func echo(ctx context.Context, c *websocket.Conn) error {
 
 func TestWebSocketEcho(t *testing.T) {
 	// The access log, metrics and compression wrap the writer: the upgrade must get through.
-	app := newApp(t, web.AccessLog(), web.Metrics("/metrics"))
-	app.Use(web.Compress)
-	app.WebSocket("/ws", echo, web.WebSocketOptions{OriginPatterns: []string{"trusted.example"}})
+	app := newApp(t, web.AccessLog(), web.Use(web.Compress))
+	metrics.Mount(app, "/metrics")
+	app.Get("/ws", wsweb.Handler(echo, wsweb.Origins("trusted.example")))
 	srv := httptest.NewServer(app)
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -64,7 +94,7 @@ func TestWebSocketEcho(t *testing.T) {
 
 func TestWebSocketRefusesForeignOrigin(t *testing.T) {
 	app := newApp(t)
-	app.WebSocket("/ws", echo, web.WebSocketOptions{})
+	app.Get("/ws", wsweb.Handler(echo))
 	srv := httptest.NewServer(app)
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -78,14 +108,14 @@ func TestWebSocketRefusesForeignOrigin(t *testing.T) {
 		t.Errorf("got response %v; want 403", resp)
 	}
 	// A plain GET is not an upgrade.
-	if rec := do(t, app, "GET", "/ws", ""); rec.Code < 400 {
+	if rec := do(t, app, "GET", "/ws"); rec.Code < 400 {
 		t.Errorf("plain GET: got %d; want a client error", rec.Code)
 	}
 }
 
 func TestWebSocketEndsOnShutdown(t *testing.T) {
 	app := newApp(t)
-	app.WebSocket("/ws", echo, web.WebSocketOptions{})
+	app.Get("/ws", wsweb.Handler(echo))
 	srv := httptest.NewServer(app)
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -120,11 +150,11 @@ func TestShutdownGivesUpOnAStuckWebSocket(t *testing.T) {
 	app := newApp(t)
 	release := make(chan struct{})
 	started := make(chan struct{})
-	app.WebSocket("/ws", func(ctx context.Context, c *websocket.Conn) error {
+	app.Get("/ws", wsweb.Handler(func(ctx context.Context, c *websocket.Conn, r *http.Request) error {
 		close(started)
 		<-release // ignores ctx: Shutdown cannot end it
 		return nil
-	}, web.WebSocketOptions{})
+	}))
 	srv := httptest.NewServer(app)
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -139,8 +169,8 @@ func TestShutdownGivesUpOnAStuckWebSocket(t *testing.T) {
 	short, cancelShort := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancelShort()
 	err = app.Shutdown(short)
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "websockets still open") {
-		t.Errorf("shutdown with a stuck socket: got %v; want websockets still open: context deadline exceeded", err)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "long-lived handlers still running") {
+		t.Errorf("shutdown with a stuck socket: got %v; want long-lived handlers still running: context deadline exceeded", err)
 	}
 	close(release) // goleak (TestMain) checks that nothing Shutdown started outlives the handler
 }
@@ -148,20 +178,14 @@ func TestShutdownGivesUpOnAStuckWebSocket(t *testing.T) {
 type userKey struct{}
 
 // describeRequest is a WebSocket handler that sends one message saying what
-// WebSocketRequest tells it about the upgrade request, then waits for the
-// client to close.
-func describeRequest(ctx context.Context, c *websocket.Conn) error {
-	r := web.WebSocketRequest(ctx)
-	if r == nil {
-		return c.Write(ctx, websocket.MessageText, []byte("no request"))
-	}
-	// A context derived from the handler's still leads to the request.
-	sub, cancel := context.WithCancel(ctx)
-	defer cancel()
+// it learns from the upgrade request, then waits for the client to close.
+func describeRequest(ctx context.Context, c *websocket.Conn, r *http.Request) error {
 	user, _ := r.Context().Value(userKey{}).(string)
 	session, _ := r.Cookie("session")
-	msg := fmt.Sprintf("room=%s name=%s client=%s user=%s session=%v same=%t",
-		r.PathValue("room"), r.URL.Query().Get("name"), r.Header.Get("X-Client"), user, session, web.WebSocketRequest(sub) == r)
+	// The handler's context carries the request's values.
+	_, fromCtx := ctx.Value(userKey{}).(string)
+	msg := fmt.Sprintf("room=%s name=%s client=%s user=%s session=%v ctx=%t",
+		r.PathValue("room"), r.URL.Query().Get("name"), r.Header.Get("X-Client"), user, session, fromCtx == (user != ""))
 	if err := c.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
 		return err
 	}
@@ -169,7 +193,7 @@ func describeRequest(ctx context.Context, c *websocket.Conn) error {
 	return err
 }
 
-func TestWebSocketRequest(t *testing.T) {
+func TestWebSocketHandlerGetsTheRequest(t *testing.T) {
 	// A decorator that adds to the request's context, as auth would.
 	withUser := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -177,14 +201,14 @@ func TestWebSocketRequest(t *testing.T) {
 		})
 	}
 	app := newApp(t)
-	app.WebSocket("/rooms/{room}", describeRequest, web.WebSocketOptions{}, web.Use(withUser))
-	app.Group("/plain").WebSocket("/rooms/{room}", describeRequest, web.WebSocketOptions{})
+	app.Get("/rooms/{room}", wsweb.Handler(describeRequest), web.Use(withUser))
+	app.Group("/plain").Get("/rooms/{room}", wsweb.Handler(describeRequest))
 	appServer := httptest.NewServer(app)
 	defer appServer.Close()
 
 	// The same handler outside an App, on a plain ServeMux.
 	mux := http.NewServeMux()
-	mux.Handle("GET /mux/rooms/{room}", web.WebSocket(describeRequest, web.WebSocketOptions{}))
+	mux.Handle("GET /mux/rooms/{room}", wsweb.Handler(describeRequest))
 	muxServer := httptest.NewServer(mux)
 	defer muxServer.Close()
 
@@ -195,9 +219,9 @@ func TestWebSocketRequest(t *testing.T) {
 		target string
 		want   string
 	}{
-		{appServer, "/rooms/go?name=bob", "room=go name=bob client=test user=ann session=session=s3cret same=true"},
-		{appServer, "/plain/rooms/rust", "room=rust name= client=test user= session=session=s3cret same=true"},
-		{muxServer, "/mux/rooms/zig?name=cy", "room=zig name=cy client=test user= session=session=s3cret same=true"},
+		{appServer, "/rooms/go?name=bob", "room=go name=bob client=test user=ann session=session=s3cret ctx=true"},
+		{appServer, "/plain/rooms/rust", "room=rust name= client=test user= session=session=s3cret ctx=true"},
+		{muxServer, "/mux/rooms/zig?name=cy", "room=zig name=cy client=test user= session=session=s3cret ctx=true"},
 	}
 	for _, tt := range tests {
 		header := http.Header{"X-Client": {"test"}, "Cookie": {"session=s3cret"}}
@@ -214,9 +238,5 @@ func TestWebSocketRequest(t *testing.T) {
 			t.Errorf("%s: got %q; want %q", tt.target, got, tt.want)
 		}
 		c.Close(websocket.StatusNormalClosure, "")
-	}
-
-	if r := web.WebSocketRequest(context.Background()); r != nil {
-		t.Errorf("WebSocketRequest(context.Background()) = %v; want nil", r)
 	}
 }

@@ -9,11 +9,15 @@ import (
 	"time"
 )
 
+// DefaultBodyLimit is the request body limit of an App made without
+// BodyLimit.
+const DefaultBodyLimit = 10 << 20
+
 // DefaultBodyTimeout is how long a request of an App made without
 // BodyTimeout may take to deliver its body. A JSON or form body arrives in
 // milliseconds; 30 seconds carries the whole DefaultBodyLimit (10 MiB) at
 // about 2.8 Mbit/s, and a route for larger or slower uploads raises it with
-// RouteBodyTimeout.
+// its own BodyTimeout.
 const DefaultBodyTimeout = 30 * time.Second
 
 // ErrBodyTimeout is matched (errors.Is) by the error of a read from a request
@@ -64,72 +68,93 @@ func bodyError(err error) error {
 // short as malformed (textproto: "malformed MIME header") rather than pass
 // the read error on.
 func expiredBody(r *http.Request) error {
-	if b, ok := r.Body.(*timedBody); ok && b.expired != nil {
+	if b, ok := r.Body.(*requestBody); ok && b.expired != nil {
 		return b.expired.response()
 	}
 	return nil
 }
 
-// timedBody is a request body with a read deadline on its connection. Reads
-// past the deadline fail with a *bodyTimeoutError.
+// requestBody is a request body with a size limit and a read deadline on
+// its connection: reads beyond the limit fail with an *http.MaxBytesError,
+// reads past the deadline with a *bodyTimeoutError. The App wraps every body
+// in one, with its own limit and timeout; a route with other settings
+// re-arms it when the request reaches the route.
 //
 // Once the body has been read to its end, net/http clears the deadline and
 // reads the connection in the background to notice a client that leaves; a
 // deadline set after that would fail that read and cancel the request's
-// context while the handler still works. So a timedBody is never re-armed
+// context while the handler still works. So a requestBody is never re-armed
 // after its end, and a route cannot arm a body that a decorator replaced
-// (the original may be spent): its deadline stays the App's.
+// (the original may be spent): its limit and deadline stay the App's.
 //
 // Like any request body, it is read by one goroutine at a time; arm is
 // called before the handler runs, on the goroutine that hands it over.
-type timedBody struct {
+type requestBody struct {
 	body    io.ReadCloser
-	control *http.ResponseController
-	timeout time.Duration     // 0: no deadline
-	done    bool              // the body hit EOF
-	expired *bodyTimeoutError // a read failed at the deadline
+	control *http.ResponseController // nil: no deadline can be set
+	limit   int64                    // bytes the body may have; 0: no limit
+	read    int64                    // bytes read so far
+	timeout time.Duration            // 0: no deadline
+	done    bool                     // the body hit EOF
+	expired *bodyTimeoutError        // a read failed at the deadline
 }
 
-// timeBody wraps r's body in a timedBody with d, from now, to arrive; with
-// d == 0 it has no deadline yet (a route may give it one). It does nothing
-// for a request without a body, when the server has its own ReadTimeout
-// (which already bounds the body, and whose deadline the App would
-// override), and when w cannot set a read deadline (a recorder, a writer
-// wrapped without Unwrap): that request is served without one rather than
-// refused.
-func timeBody(w http.ResponseWriter, r *http.Request, d time.Duration) {
-	if r.Body == nil || r.Body == http.NoBody {
-		return
+// wrapBody wraps r's body in a requestBody with limit and, from now, timeout
+// to arrive. The deadline is left out when the server has its own
+// ReadTimeout (which already bounds the body, and whose deadline the App
+// would override) and when w cannot set a read deadline (a recorder, a
+// writer wrapped without Unwrap): that request is served without one rather
+// than refused.
+func wrapBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) {
+	b := &requestBody{body: r.Body, limit: limit}
+	if srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server); srv == nil || srv.ReadTimeout <= 0 {
+		control := http.NewResponseController(w)
+		var deadline time.Time
+		if timeout > 0 {
+			deadline = time.Now().Add(timeout)
+		}
+		if control.SetReadDeadline(deadline) == nil {
+			b.control, b.timeout = control, timeout
+		}
 	}
-	if srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server); srv != nil && srv.ReadTimeout > 0 {
-		return
-	}
-	control := http.NewResponseController(w)
-	var deadline time.Time
-	if d > 0 {
-		deadline = time.Now().Add(d)
-	}
-	if control.SetReadDeadline(deadline) != nil {
-		return
-	}
-	r.Body = &timedBody{body: r.Body, control: control, timeout: d}
+	r.Body = b
 }
 
-// arm sets the deadline to d from now, or clears it when d is 0.
-func (b *timedBody) arm(d time.Duration) {
+// arm sets the limit, and the deadline to timeout from now (none when it
+// is 0).
+func (b *requestBody) arm(limit int64, timeout time.Duration) {
 	if b.done {
 		return
 	}
-	b.timeout = d
+	b.limit = limit
+	if b.control == nil {
+		return
+	}
+	b.timeout = timeout
 	var deadline time.Time
-	if d > 0 {
-		deadline = time.Now().Add(d)
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
 	}
 	_ = b.control.SetReadDeadline(deadline) // it worked when the body was wrapped
 }
 
-func (b *timedBody) Read(p []byte) (int, error) {
+func (b *requestBody) Read(p []byte) (int, error) {
+	if b.limit > 0 {
+		left := b.limit - b.read
+		if left < 0 {
+			left = 0 // a route lowered the limit below what was read already
+		}
+		if int64(len(p)) > left+1 {
+			p = p[:left+1] // one byte more than allowed tells an over-long body from an exact one
+		}
+	}
 	n, err := b.body.Read(p)
+	if b.limit > 0 && b.read+int64(n) > b.limit {
+		n = int(max(b.limit-b.read, 0))
+		b.read += int64(n)
+		return n, &http.MaxBytesError{Limit: b.limit}
+	}
+	b.read += int64(n)
 	switch {
 	case err == nil:
 	case err == io.EOF:
@@ -141,18 +166,25 @@ func (b *timedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *timedBody) Close() error { return b.body.Close() }
+func (b *requestBody) Close() error { return b.body.Close() }
 
-// bodyTimeoutRoute arms a route's own body timeout (RouteBodyTimeout) when
-// the request reaches the route, before the route's decorators.
-type bodyTimeoutRoute struct {
+// bodyRoute arms a route's own body limit and timeout when the request
+// reaches the route, before the route's decorators. A declared length over
+// the route's limit is refused at once, unread.
+type bodyRoute struct {
+	app     *App
+	limit   int64
 	timeout time.Duration
 	next    http.Handler
 }
 
-func (h *bodyTimeoutRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if b, ok := r.Body.(*timedBody); ok {
-		b.arm(h.timeout)
+func (h *bodyRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if b, ok := r.Body.(*requestBody); ok {
+		if h.limit > 0 && r.ContentLength > h.limit {
+			h.app.renderError(w, r, tooLarge(h.limit))
+			return
+		}
+		b.arm(h.limit, h.timeout)
 	}
 	h.next.ServeHTTP(w, r)
 }

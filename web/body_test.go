@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
+	wsweb "github.com/loomrt/loom/web/websocket"
 )
 
 // bodyTimeout is short so that the tests run quickly; they assert what the
@@ -88,10 +90,8 @@ func postHead(path, contentType string, n int) string {
 // gets a 408 that says why, and the connection is closed.
 func TestBodyTimeoutAnswers408(t *testing.T) {
 	app := newApp(t, web.BodyTimeout(bodyTimeout))
-	pool, err := app.NewExecutor("uploads", "pool:1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool := loom.Pool(1)
+	defer pool.Shutdown(context.Background())
 	handled := make(chan error, 1)
 	app.Post("/json", func(w http.ResponseWriter, r *http.Request) error {
 		var v map[string]any
@@ -103,7 +103,7 @@ func TestBodyTimeoutAnswers408(t *testing.T) {
 		return web.WriteJSON(w, http.StatusOK, v)
 	}, web.Executor(pool)) // one slot: the stalled request must give it back
 	app.Post("/form", func(w http.ResponseWriter, r *http.Request) error {
-		_, err := web.FormRequired(r, "name")
+		_, err := web.Form(r, "name").Required()
 		handled <- err
 		return err
 	})
@@ -208,13 +208,12 @@ func TestBodyTimeoutSparesWholeBodies(t *testing.T) {
 	}
 }
 
-// TestRouteBodyTimeoutAfterADecoratorRead checks that a route's timeout does
+// TestRouteBodyTimeoutAfterAnAppDecoratorRead checks that a route's timeout does
 // not re-arm a body that an App decorator has read to its end, in place or
 // replacing it with a buffer: a deadline set then would cut net/http's
 // background read and cancel the context of a handler still working.
-func TestRouteBodyTimeoutAfterADecoratorRead(t *testing.T) {
-	app := newApp(t, web.BodyTimeout(0)) // the route's timeout is the only one
-	app.Use(func(next http.Handler) http.Handler {
+func TestRouteBodyTimeoutAfterAnAppDecoratorRead(t *testing.T) {
+	app := newApp(t, web.BodyTimeout(0), web.Use(func(next http.Handler) http.Handler { // the route's timeout is the only one
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			b, err := io.ReadAll(r.Body)
 			if err != nil {
@@ -226,7 +225,7 @@ func TestRouteBodyTimeoutAfterADecoratorRead(t *testing.T) {
 			}
 			next.ServeHTTP(w, r)
 		})
-	})
+	}))
 	app.Post("/slow", func(w http.ResponseWriter, r *http.Request) error {
 		outlast()
 		if err := r.Context().Err(); err != nil {
@@ -238,7 +237,7 @@ func TestRouteBodyTimeoutAfterADecoratorRead(t *testing.T) {
 		}
 		_, err = fmt.Fprintf(w, "%d bytes", len(b))
 		return err
-	}, web.RouteBodyTimeout(bodyTimeout))
+	}, web.BodyTimeout(bodyTimeout))
 	url, _ := serveApp(t, app)
 	client := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
@@ -286,11 +285,11 @@ func TestRouteBodyTimeout(t *testing.T) {
 		return err
 	}
 	patient := newApp(t, web.BodyTimeout(bodyTimeout))
-	patient.Post("/upload", size, web.RouteBodyTimeout(0))
-	patient.Group("/big", web.RouteBodyTimeout(time.Hour)).Post("/upload", size)
+	patient.Post("/upload", size, web.BodyTimeout(0))
+	patient.Group("/big", web.BodyTimeout(time.Hour)).Post("/upload", size)
 	patient.Post("/default", size)
 	strict := newApp(t, web.BodyTimeout(0))
-	strict.Post("/upload", size, web.RouteBodyTimeout(bodyTimeout))
+	strict.Post("/upload", size, web.BodyTimeout(bodyTimeout))
 
 	patientURL, _ := serveApp(t, patient)
 	strictURL, _ := serveApp(t, strict)
@@ -341,7 +340,7 @@ func TestBodyTimeoutMounted(t *testing.T) {
 // timeout and checks that it still echoes.
 func TestBodyTimeoutSparesWebSockets(t *testing.T) {
 	app := newApp(t, web.BodyTimeout(bodyTimeout))
-	app.WebSocket("/ws", echo, web.WebSocketOptions{})
+	app.Get("/ws", wsweb.Handler(echo))
 	url, _ := serveApp(t, app)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -365,13 +364,22 @@ func TestBodyTimeoutSparesWebSockets(t *testing.T) {
 	c.Close(websocket.StatusNormalClosure, "")
 }
 
-func TestBodyTimeoutValidation(t *testing.T) {
-	_, err := web.New(web.ExecutorSpec("virtual"), web.BodyTimeout(-time.Second))
-	if err == nil || !strings.Contains(err.Error(), "body timeout -1s is negative") {
-		t.Errorf("New(BodyTimeout(-1s)): got %v; want an error saying the timeout is negative", err)
+// echo sends every message back until the client goes.
+func echo(ctx context.Context, c *websocket.Conn, r *http.Request) error {
+	for {
+		typ, msg, err := c.Read(ctx)
+		if err != nil {
+			return err
+		}
+		if err := c.Write(ctx, typ, msg); err != nil {
+			return err
+		}
 	}
+}
+
+func TestBodyTimeoutValidation(t *testing.T) {
 	for _, d := range []time.Duration{0, time.Nanosecond, time.Hour} {
-		app, err := web.New(web.ExecutorSpec("virtual"), web.BodyTimeout(d))
+		app, err := web.New(web.Executor(loom.Virtual()), web.BodyTimeout(d))
 		if err != nil {
 			t.Errorf("New(BodyTimeout(%v)): %v", d, err)
 			continue
@@ -383,9 +391,9 @@ func TestBodyTimeoutValidation(t *testing.T) {
 
 	defer func() {
 		v := recover()
-		if s, _ := v.(string); !strings.HasPrefix(s, "web: RouteBodyTimeout(-1s): negative") {
-			t.Errorf("RouteBodyTimeout(-1s): got panic %v; want a web: panic saying it is negative", v)
+		if s, _ := v.(string); !strings.HasPrefix(s, "web: BodyTimeout(-1s): negative") {
+			t.Errorf("BodyTimeout(-1s): got panic %v; want a web: panic saying it is negative", v)
 		}
 	}()
-	web.RouteBodyTimeout(-time.Second)
+	web.BodyTimeout(-time.Second)
 }

@@ -1,27 +1,63 @@
-package web
+// Package metrics serves Prometheus metrics for a web.App: requests by
+// route, method and status, a latency histogram by route, recovered panics,
+// the counters of every executor the App's routes run on, and the Go
+// runtime's and the process's collectors.
+//
+// It is a package of its own so that only programs that use it link
+// Prometheus. It plugs into the App through web.Observer, and reads
+// App.Executors at scrape time:
+//
+//	app, err := web.New()
+//	...
+//	metrics.Mount(app, "/metrics")
+//
+// Other packages add their collectors to the same registry
+// (Metrics.Registry), so that one scrape covers the whole program.
+package metrics
 
 import (
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/loomrt/loom/web"
 )
 
-// metrics holds an App's Prometheus collectors, in a registry of its own so
-// that several Apps (tests, benchmarks) can live in one process.
-type metrics struct {
-	registry *prometheus.Registry
+// Metrics holds an App's Prometheus collectors, in a registry of its own so
+// that several Apps (tests, benchmarks) can live in one process. It is safe
+// for concurrent use.
+type Metrics struct {
+	// Registry holds the collectors; register more in it to have them
+	// served too.
+	Registry *prometheus.Registry
+
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	panics   prometheus.Counter
 }
 
-func newMetrics(a *App) *metrics {
-	m := &metrics{
-		registry: prometheus.NewRegistry(),
+var _ web.Observer = (*Metrics)(nil)
+
+// Mount makes the metrics of app, has app report every request to them,
+// and serves them at path (e.g. "/metrics") with opts (a web.Executor, a
+// decorator that checks who is asking). Call it before serving. It panics,
+// as app.Handle does, when path does not start with "/" or is taken.
+func Mount(app *web.App, path string, opts ...web.Option) *Metrics {
+	m := New(app)
+	app.Handle(http.MethodGet, path, m.Handler(), opts...)
+	app.Observe(m)
+	return m
+}
+
+// New makes the metrics of app without serving them or observing app: for
+// a program that serves them elsewhere (a separate port) and calls
+// app.Observe(m) itself.
+func New(app *web.App) *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "loom_http_requests_total",
 			Help: "HTTP requests served, by route pattern, method and status.",
@@ -33,27 +69,32 @@ func newMetrics(a *App) *metrics {
 		}, []string{"route"}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "loom_http_panics_total",
-			Help: "Handler panics recovered.",
+			Help: "Handler and decorator panics recovered.",
 		}),
 	}
-	m.registry.MustRegister(m.requests, m.latency, m.panics,
-		executorCollector{a},
+	m.Registry.MustRegister(m.requests, m.latency, m.panics,
+		executorCollector{app},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+// Handler serves the registry in Prometheus' text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
 }
 
-func (m *metrics) observe(r *http.Request, status int, elapsed time.Duration) {
+// Observe counts one served request; the App calls it.
+func (m *Metrics) Observe(r *http.Request, resp web.Response) {
 	route := r.Pattern
 	if route == "" {
 		route = "unmatched" // 404s and 405s: one series, not one per probed path
 	}
-	m.requests.WithLabelValues(route, methodLabel(r.Method), strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route).Observe(elapsed.Seconds())
+	m.requests.WithLabelValues(route, methodLabel(r.Method), strconv.Itoa(resp.Status)).Inc()
+	m.latency.WithLabelValues(route).Observe(resp.Duration.Seconds())
+	if resp.Panicked {
+		m.panics.Inc()
+	}
 }
 
 // methodLabel keeps the label set bounded when clients send odd methods.
@@ -67,7 +108,7 @@ func methodLabel(m string) string {
 }
 
 // executorCollector reports every executor's Stats at scrape time.
-type executorCollector struct{ app *App }
+type executorCollector struct{ app *web.App }
 
 var (
 	executorLabels   = []string{"executor", "kind"}
@@ -90,12 +131,12 @@ func (c executorCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect reports each executor under a distinct name: executors without
-// one are "executor-N", and a name seen already (two App.NewExecutor calls
-// with one name) gets "-2", "-3", …, since Prometheus refuses a whole
+// one are "executor-N", and a name seen already (two executors made with
+// one loom.Name) gets "-2", "-3", …, since Prometheus refuses a whole
 // scrape that holds one label set twice.
 func (c executorCollector) Collect(ch chan<- prometheus.Metric) {
 	seen := map[string]bool{}
-	for i, e := range c.app.executors() {
+	for i, e := range c.app.Executors() {
 		s := e.Stats()
 		base := s.Name
 		if base == "" {

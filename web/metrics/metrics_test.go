@@ -1,0 +1,153 @@
+package metrics_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/loomrt/loom"
+	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/metrics"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func newApp(t testing.TB, opts ...web.Option) *web.App {
+	t.Helper()
+	e := loom.Virtual()
+	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	quiet := web.Logger(slog.New(slog.DiscardHandler))
+	app, err := web.New(append([]web.Option{web.Executor(e), quiet}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = app.Shutdown(context.Background()) })
+	return app
+}
+
+func text(s string) web.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.WriteString(w, s)
+		return err
+	}
+}
+
+func do(t testing.TB, h http.Handler, method, target string, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// TestWebDoesNotLinkPrometheus checks that a program importing web, and not
+// this package, does not link Prometheus: examples/hello stands for it.
+func TestWebDoesNotLinkPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	for _, pkg := range []string{"github.com/loomrt/loom/web", "github.com/loomrt/loom/examples/hello"} {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.Contains(dep, "prometheus") || strings.Contains(dep, "coder/websocket") {
+				t.Errorf("%s links %s; want it only in programs that import web/metrics or web/websocket", pkg, dep)
+			}
+		}
+	}
+}
+
+func TestMetricsEndpoint(t *testing.T) {
+	app := newApp(t)
+	metrics.Mount(app, "/metrics")
+	app.Get("/hello", text("hi"))
+	for range 3 {
+		do(t, app, "GET", "/hello", "")
+	}
+	do(t, app, "GET", "/missing", "")
+	rec := do(t, app, "GET", "/metrics", "")
+	if rec.Code != 200 {
+		t.Fatalf("GET /metrics: got %d", rec.Code)
+	}
+	body := rec.Body.String()
+	for _, want := range []string{
+		`loom_http_requests_total{method="GET",route="GET /hello",status="200"} 3`,
+		`loom_http_requests_total{method="GET",route="unmatched",status="404"} 1`,
+		`loom_http_request_duration_seconds_count{route="GET /hello"} 3`,
+		`loom_executor_submitted_total{executor=`,
+		`kind="virtual"`,
+		`loom_executor_rejected_total`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+func TestMetricsPathMustBeAPath(t *testing.T) {
+	defer func() {
+		if v := fmt.Sprint(recover()); !strings.HasPrefix(v, "web: ") || !strings.Contains(v, `"metrics"`) {
+			t.Errorf("Mount(app, \"metrics\"): got panic %q; want a web: panic naming the path", v)
+		}
+	}()
+	metrics.Mount(newApp(t), "metrics")
+}
+
+// TestMetricsCountPanics checks that recovered panics of handlers and of
+// decorators reach the counter through the Observer.
+func TestMetricsCountPanics(t *testing.T) {
+	boom := func(http.Handler) http.Handler {
+		return http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("decorator boom") })
+	}
+	app := newApp(t)
+	metrics.Mount(app, "/metrics")
+	app.Get("/handler", func(http.ResponseWriter, *http.Request) error { panic("handler boom") })
+	app.Get("/decorator", text("unreachable"), web.Use(boom))
+	for _, path := range []string{"/handler", "/decorator"} {
+		if rec := do(t, app, "GET", path, ""); rec.Code != 500 {
+			t.Errorf("GET %s: got %d; want 500", path, rec.Code)
+		}
+	}
+	body := do(t, app, "GET", "/metrics", "").Body.String()
+	if !strings.Contains(body, "loom_http_panics_total 2") {
+		t.Errorf("metrics lack loom_http_panics_total 2:\n%s", body)
+	}
+}
+
+func TestMetricsWithExecutorsOfOneName(t *testing.T) {
+	// Two executors reporting the same name and kind would give Prometheus
+	// two series with one label set, and it refuses the whole scrape.
+	app := newApp(t)
+	metrics.Mount(app, "/metrics")
+	for _, route := range []string{"/a", "/b"} {
+		e := loom.Pool(1, loom.Name("reports"))
+		defer e.Shutdown(context.Background())
+		app.Get(route, text("hi"), web.Executor(e))
+	}
+	rec := do(t, app, "GET", "/metrics", "")
+	if rec.Code != 200 {
+		t.Fatalf("GET /metrics: got %d; want 200\n%s", rec.Code, rec.Body.String())
+	}
+	body := rec.Body.String()
+	for _, want := range []string{`executor="reports",kind="pool"`, `executor="reports-2",kind="pool"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if err := app.Shutdown(t.Context()); err != nil {
+		t.Error(err)
+	}
+}
