@@ -172,7 +172,9 @@ func (v *vegas) observe(start, latency, now time.Duration, inflight int, o outco
 		case queued < 3*step && full:
 			v.limit += step
 		case queued > 6*step:
-			v.limit -= step
+			// Far above: drop straight to where alpha would wait, at
+			// most halving, rather than a step per round trip.
+			v.limit = max(v.limit-queued+3*step, v.limit/2)
 			v.threshold = v.limit
 		}
 	}
