@@ -17,6 +17,7 @@ type config struct {
 	framework   framework
 	workload    workload
 	sleep       time.Duration
+	maxThreads  int // debug.SetMaxThreads; 0: the runtime's default
 	addr        string
 	metricsAddr string
 }
@@ -29,8 +30,9 @@ func parseConfig(args []string, usage io.Writer) (config, error) {
 	// caller prints the error alone, and the usage only when asked.
 	fs.SetOutput(io.Discard)
 	frameworkName := fs.String("framework", "nethttp", "framework serving the workload: nethttp, chi, gin or echo")
-	workloadName := fs.String("workload", "hello", "workload: hello, or sleep (wait -sleep, then answer)")
-	sleep := fs.Duration("sleep", 100*time.Millisecond, "how long the sleep workload waits before answering")
+	workloadName := fs.String("workload", "hello", "workload: hello, sleep (wait -sleep, then answer) or block (hold the OS thread for -sleep, nethttp only)")
+	sleep := fs.Duration("sleep", 100*time.Millisecond, "how long the sleep and block workloads wait before answering")
+	maxThreads := fs.Int("max-threads", 0, "the process's OS thread limit (debug.SetMaxThreads); 0 keeps the runtime's")
 	addr := fs.String("addr", "127.0.0.1:0", "address the workload is served on")
 	metricsAddr := fs.String("metrics-addr", "127.0.0.1:0", "address runtime metrics are served on")
 	if err := fs.Parse(args); err != nil {
@@ -51,6 +53,12 @@ func parseConfig(args []string, usage io.Writer) (config, error) {
 	if err != nil {
 		return config{}, fmt.Errorf("-workload: %w", err)
 	}
+	if wl == block && fw != netHTTP {
+		return config{}, fmt.Errorf("-workload block: served by nethttp only, not %s", fw)
+	}
+	if *maxThreads < 0 {
+		return config{}, fmt.Errorf("-max-threads %d: must not be negative", *maxThreads)
+	}
 	if *sleep < 0 || *sleep > maxSleep {
 		return config{}, fmt.Errorf("-sleep %v: %w", *sleep, errSleepRange)
 	}
@@ -58,6 +66,7 @@ func parseConfig(args []string, usage io.Writer) (config, error) {
 		framework:   fw,
 		workload:    wl,
 		sleep:       *sleep,
+		maxThreads:  *maxThreads,
 		addr:        *addr,
 		metricsAddr: *metricsAddr,
 	}, nil

@@ -1,4 +1,4 @@
-// Command peer-server serves the hello and sleep workloads with bare
+// Command peer-server serves the hello, sleep and block workloads with bare
 // net/http, chi, gin or echo, so that loom bench can load a peer framework
 // in the same run and with the same generator as loom's own servers.
 //

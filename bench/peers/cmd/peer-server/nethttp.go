@@ -9,6 +9,6 @@ import (
 // "/" alone, as the other frameworks' "/" routes do.
 func netHTTPHandler(wl workload, d time.Duration) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /{$}", plainHandler(wl, d))
+	mux.Handle("GET "+wl.path(), plainHandler(wl, d))
 	return mux
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime/debug"
 
 	"github.com/loomrt/loom/internal/runtimestats"
 )
@@ -27,6 +28,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if cfg.maxThreads > 0 {
+		debug.SetMaxThreads(cfg.maxThreads)
 	}
 
 	appListener, err := net.Listen("tcp", cfg.addr)

@@ -120,6 +120,22 @@ func TestRunServesWorkloads(t *testing.T) {
 	}
 }
 
+func TestRunServesBlock(t *testing.T) {
+	const nap = 20 * time.Millisecond
+	s := start(t, "-workload", "block", "-sleep", nap.String())
+	began := time.Now()
+	status, body := get(t, s.appURL+"block")
+	if took := time.Since(began); status != http.StatusOK || body != blockBody || took < nap {
+		t.Errorf("GET /block = %d %q after %v; want 200 %q after at least %v", status, body, took, blockBody, nap)
+	}
+	if status, _ := get(t, s.appURL); status != http.StatusNotFound {
+		t.Errorf("GET / status = %d; want 404 (block is served at /block)", status)
+	}
+	if err := s.stop(); err != nil {
+		t.Errorf("run after cancel = %v; want nil", err)
+	}
+}
+
 // TestRunDrainsInFlight checks that a shutdown lets a sleeping request
 // finish instead of cutting it off.
 func TestRunDrainsInFlight(t *testing.T) {
@@ -175,6 +191,8 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"-sleep", "-1s"}, "-sleep -1s: must be between 0 and 30s"},
 		{[]string{"-sleep", "1m"}, "-sleep 1m0s: must be between 0 and 30s"},
 		{[]string{"-sleep", "soon"}, "-sleep"},
+		{[]string{"-workload", "block", "-framework", "gin"}, "-workload block: served by nethttp only, not gin"},
+		{[]string{"-max-threads", "-1"}, "-max-threads -1: must not be negative"},
 		{[]string{"-bogus"}, "-bogus"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-addr", "127.0.0.1:-5"}, "listen -addr"},

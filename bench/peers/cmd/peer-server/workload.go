@@ -12,6 +12,7 @@ type workload int
 const (
 	hello workload = iota // answer at once
 	sleep                 // wait, then answer with a longer body
+	block                 // hold the OS thread in a system call, then answer (GET /block, nethttp only)
 )
 
 // Bodies are those of the Cask benchmarks in the seeds, so that the runner
@@ -19,6 +20,7 @@ const (
 const (
 	helloBody = "Hello World!"
 	sleepBody = "Hello World! Hello World! Hello World!"
+	blockBody = "held an OS thread"
 )
 
 func parseWorkload(s string) (workload, error) {
@@ -27,15 +29,29 @@ func parseWorkload(s string) (workload, error) {
 		return hello, nil
 	case "sleep":
 		return sleep, nil
+	case "block":
+		return block, nil
 	}
-	return 0, fmt.Errorf("unknown workload %q (want hello or sleep)", s)
+	return 0, fmt.Errorf("unknown workload %q (want hello, sleep or block)", s)
 }
 
 func (w workload) String() string {
-	if w == sleep {
+	switch w {
+	case sleep:
 		return "sleep"
+	case block:
+		return "block"
 	}
 	return "hello"
+}
+
+// path is where the workload is served: GET /block for block, as loom's own
+// pinning server does, so that both take the same load; GET / otherwise.
+func (w workload) path() string {
+	if w == block {
+		return "/block"
+	}
+	return "/{$}"
 }
 
 // respond does the workload's work and returns the body to send. The sleep
@@ -43,8 +59,14 @@ func (w workload) String() string {
 // disconnect does not hold a goroutine for the rest of the sleep; the body is
 // then never written.
 func (w workload) respond(ctx context.Context, d time.Duration) string {
-	if w == hello {
+	switch w {
+	case hello:
 		return helloBody
+	case block:
+		// Nothing bounds the threads held: this is the unguarded control
+		// of loom bench's pinning scenario.
+		blockThread(d)
+		return blockBody
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
