@@ -153,8 +153,10 @@ func watchChild() error {
 		time.Sleep(2 * time.Millisecond) // let the thread start and the watch see it
 	}
 	s := w.Stats()
-	if s.InUse < s.High || s.High != 200 || s.Limit != 400 {
-		return fmt.Errorf("tripped with %d in use, high %d, limit %d; want at least 200, 200, 400", s.InUse, s.High, s.Limit)
+	// Read after the trip: the count may have fallen since, but not below
+	// the low-water mark, or the watch would no longer be tripped.
+	if s.High != 200 || s.Low != 150 || s.Limit != 400 || s.PeakThreads < s.High {
+		return fmt.Errorf("tripped with high %d, low %d, limit %d, peak %d threads; want 200, 150, 400, at least 200", s.High, s.Low, s.Limit, s.PeakThreads)
 	}
 	if !threadRefusals.refuse("child", false) {
 		return fmt.Errorf("tripped but not refusing: %+v", s)
