@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/loomrt/loom"
 )
 
 var allDispatchers = []string{DefaultDispatcher, "pool", "virtual", "pinned", "blocking"}
@@ -469,7 +471,10 @@ func TestDefaultDispatcherFromEnv(t *testing.T) {
 	t.Setenv("LOOM_EXECUTOR_ACTORS", "pool:3")
 	sys := newTestSystem(t)
 	spawn(t, sys, echoProps("e"))
-	if st := sys.shared[DefaultDispatcher].exec.Stats(); st.Kind != "pool" || st.Workers != 3 {
+	if _, ok := sys.DispatcherStats("pool"); ok {
+		t.Error("DispatcherStats(pool): built before any actor used it")
+	}
+	if st, _ := sys.DispatcherStats(DefaultDispatcher); st.Kind != loom.KindPool || st.Workers != 3 {
 		t.Errorf("default dispatcher: got %s with %d workers; want pool with 3", st.Kind, st.Workers)
 	}
 }

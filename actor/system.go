@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/loomrt/loom"
 )
 
 // A System holds actors and the dispatchers that run them. It is safe for
@@ -255,6 +257,19 @@ func (s *System) unregister(c *cell) {
 		s.gone = nil
 	}
 	s.mu.Unlock()
+}
+
+// DispatcherStats returns the Stats of the executor of the shared
+// dispatcher called name, and false if no actor has used it yet (or it is a
+// PerActor dispatcher, whose executors are the actors' own).
+func (s *System) DispatcherStats(name string) (loom.Stats, bool) {
+	s.mu.Lock()
+	d := s.shared[name]
+	s.mu.Unlock()
+	if d == nil {
+		return loom.Stats{}, false
+	}
+	return d.exec.Stats(), true
 }
 
 // Lookup returns the live actor at path ("/parent/child"), or an error
