@@ -109,14 +109,14 @@ func newService(delay time.Duration) (*service, error) {
 }
 
 func (s *service) hash(w http.ResponseWriter, r *http.Request) error {
-	rounds, err := web.QueryInt(r, "rounds", 1)
+	rounds, err := web.Query(r, "rounds").IntOr(1)
 	if err != nil {
 		return err
 	}
 	if rounds < 1 || rounds > maxRounds {
 		return web.Errorf(http.StatusBadRequest, "rounds: %d is not between 1 and %d", rounds, maxRounds)
 	}
-	sum, err := actor.Ask[string](r.Context(), s.hashers.next(), &hashRequest{text: web.Query(r, "text"), rounds: rounds})
+	sum, err := actor.Ask[string](r.Context(), s.hashers.next(), &hashRequest{text: web.Query(r, "text").String(), rounds: rounds})
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (s *service) hash(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *service) lookup(w http.ResponseWriter, r *http.Request) error {
-	key, err := web.QueryRequired(r, "key")
+	key, err := web.Query(r, "key").Required()
 	if err != nil {
 		return err
 	}
