@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -396,4 +397,60 @@ func TestBodyTimeoutValidation(t *testing.T) {
 		}
 	}()
 	web.BodyTimeout(-time.Second)
+}
+
+// TestBodyLimitPerRoute checks that a route's or group's BodyLimit overrides
+// the App's in both directions, for a declared length (refused before the
+// handler runs) and for a body read past the limit.
+func TestBodyLimitPerRoute(t *testing.T) {
+	app := newApp(t, web.BodyLimit(100))
+	var ran atomic.Int32
+	size := func(w http.ResponseWriter, r *http.Request) error {
+		ran.Add(1)
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%d bytes", len(b))
+		return err
+	}
+	app.Post("/default", size)
+	app.Post("/big", size, web.BodyLimit(1000))
+	app.Group("/media", web.BodyLimit(0)).Post("/upload", size)
+	app.Post("/small", size, web.BodyLimit(10))
+	tests := []struct {
+		path    string
+		n       int
+		chunked bool // no declared length: the limit is met while reading
+		status  int
+		runs    bool
+	}{
+		{"/default", 100, false, 200, true},
+		{"/default", 101, false, 413, false},
+		{"/default", 101, true, 413, true},
+		{"/big", 1000, false, 200, true},
+		{"/big", 1001, false, 413, false},
+		{"/big", 1001, true, 413, true},
+		{"/media/upload", 5000, false, 200, true},
+		{"/small", 10, false, 200, true},
+		{"/small", 11, false, 413, false},
+		{"/small", 11, true, 413, true},
+	}
+	for _, tt := range tests {
+		ran.Store(0)
+		var body io.Reader = strings.NewReader(strings.Repeat("x", tt.n))
+		if tt.chunked {
+			body = io.MultiReader(body) // hides the length from httptest
+		}
+		req := httptest.NewRequest("POST", tt.path, body)
+		if tt.chunked {
+			req.ContentLength = -1
+		}
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, req)
+		if rec.Code != tt.status || (ran.Load() == 1) != tt.runs {
+			t.Errorf("POST %s with %d bytes (chunked %t): got %d, handler ran %t; want %d, ran %t",
+				tt.path, tt.n, tt.chunked, rec.Code, ran.Load() == 1, tt.status, tt.runs)
+		}
+	}
 }

@@ -26,11 +26,16 @@
 //
 // Every route runs on an executor: the App's default, chosen by one
 // environment variable (LOOM_EXECUTOR=pool:64 moves every route onto a
-// pool of 64 workers), or its own (web.Executor), so that a slow route cannot
-// starve the rest. With the default, virtual, a handler runs on its
-// connection's goroutine, exactly as under plain net/http. When an executor
-// is full and rejects, the client gets 503 with Retry-After at once; when the
-// client has gone before its handler starts, the handler does not run.
+// pool of 64 workers), or its own (web.ExecutorFromEnv("reports", "limit:8"),
+// web.Executor(e)), so that a slow route cannot starve the rest. With the
+// default, virtual, a handler runs on its connection's goroutine, exactly as
+// under plain net/http. When an executor is full and rejects, the client gets
+// 503 with Retry-After at once; when the client has gone before its handler
+// starts, the handler does not run.
 //
-// The guide is docs/web.md.
+// One Option type configures the App, its groups and its routes; route
+// settings (executor, body limit and timeout, decorators) given at a wider
+// level are the defaults of the narrower ones. Prometheus metrics
+// (web/metrics) and WebSockets (web/websocket) are sub-packages, linked only
+// by programs that import them. The guide is docs/web.md.
 package web

@@ -15,6 +15,7 @@ type route struct {
 	executor    loom.Executor
 	handlerFunc HandlerFunc  // set for the package's own handler form
 	handler     http.Handler // set for any other http.Handler
+	bodyLimit   int64        // the route's body limit; 0: none
 
 	// neverWaits is set for executors that run at once or refuse (virtual):
 	// they get context.Background(), since the request's context would only
@@ -49,6 +50,12 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if ctx.Err() != nil {
 		markClientClosed(w)
+		return
+	}
+	if r.ContentLength > rt.bodyLimit && rt.bodyLimit > 0 {
+		// Checked here too, not only before routing: there the App can
+		// only hold a body to the largest limit of any route.
+		rt.app.renderError(w, r, tooLarge(rt.bodyLimit))
 		return
 	}
 	c := callPool.Get().(*call)

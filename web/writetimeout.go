@@ -12,8 +12,8 @@ import (
 const DefaultWriteTimeout = 30 * time.Second
 
 // The write timeout is kept per connection, not per request: setting a
-// deadline costs a few hundred nanoseconds (a timer change in the runtime),
-// too much to pay on every write of every response. A connection re-arms
+// deadline changes a runtime timer, too costly to pay on every write of
+// every response (docs/web.md has the figure). A connection re-arms
 // its deadline, d from now, before a write only when the deadline it set
 // last is older than a quarter of d, which a clock that ticks every d/4
 // tells it without reading the time. So every write starts with at least
