@@ -128,3 +128,15 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(100 * time.Microsecond)
 	}
 }
+
+func TestAdaptiveFromSpec(t *testing.T) {
+	e, err := Parse("adaptive,min=3,max=5,initial=4,queue=2,name=db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(t, e)
+	s := e.Stats()
+	if s.Kind != KindAdaptive || s.Name != "db" || s.Limit != 4 || s.Workers != 5 || s.QueueCapacity != 2 {
+		t.Errorf("Stats = %+v; want adaptive db, limit 4, workers (max) 5, queue 2", s)
+	}
+}

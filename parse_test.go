@@ -70,6 +70,12 @@ func TestParseSpecDefaults(t *testing.T) {
 		{"limit:100", Spec{Kind: KindLimit, Workers: 100, Queue: 0, Full: FullReject}},
 		{"limit:100,queue=900,full=wait", Spec{Kind: KindLimit, Workers: 100, Queue: 900, Full: FullWait}},
 		{"adaptive", Spec{Kind: KindAdaptive, Full: FullReject}},
+		{"adaptive,min=4,max=200,initial=10,queue=50,full=wait", Spec{Kind: KindAdaptive, Queue: 50, Full: FullWait,
+			MinLimit: 4, MaxLimit: 200, InitialLimit: 10}},
+		{"adaptive,min=1,max=1", Spec{Kind: KindAdaptive, Full: FullReject, MinLimit: 1, MaxLimit: 1}},         // at the edge: min = max
+		{"adaptive,min=7,initial=7", Spec{Kind: KindAdaptive, Full: FullReject, MinLimit: 7, InitialLimit: 7}}, // initial exactly at min
+		{"adaptive,max=1048576", Spec{Kind: KindAdaptive, Full: FullReject, MaxLimit: 1 << 20}},                // exactly the most allowed
+		{"adaptive,min=10001", Spec{Kind: KindAdaptive, Full: FullReject, MinLimit: 10001}},                    // the default max follows min
 	}
 	for _, tt := range tests {
 		got, err := ParseSpec(tt.spec)
@@ -105,6 +111,17 @@ func TestParseErrors(t *testing.T) {
 		{"threads:2000000", "workers: 2000000 is more than the most allowed, 1048576"},
 		{"limit:9223372036854775807,queue=1", "limit: 9223372036854775807 is more than the most allowed"},
 		{"limit:1,queue=99999999", "queue: 99999999 is more than the most allowed"},
+		{"adaptive,min=0", "min: 0 is not positive"},
+		{"adaptive,max=-2", "max: -2 is not positive"},
+		{"adaptive,initial=0", "initial: 0 is not positive"},
+		{"adaptive,min=10,max=5", "max: 5 is less than min, 10"},
+		{"adaptive,max=1048577", "max: 1048577 is more than the most allowed, 1048576"},
+		{"adaptive,min=5,max=9,initial=10", "initial: 10 is outside min..max, 5..9"},
+		{"adaptive,min=5,initial=4", "initial: 4 is outside min..max, 5..10000"},
+		{"adaptive,min=x", `min: "x" is not a number`},
+		{"adaptive,step=2", `unknown key "step" (known: queue, full, name, min, max, initial)`},
+		{"limit:4,min=2", "min does not apply to limit executors"},
+		{"pool:4,initial=2", "initial does not apply to pool executors"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
@@ -313,7 +330,8 @@ func TestFullPolicyString(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"virtual", "pool:64", "pool:64,queue=1000", "threads:2", "thread-per-task",
 		"limit:500,queue=100", "limit:1,full=wait,name=x", "pool:x", "", ",", "pool:1,queue=1,queue=1",
-		"limit:9223372036854775807,queue=1", "pool:2,queue=2,full=wait", "virtual,name= a b "} {
+		"limit:9223372036854775807,queue=1", "pool:2,queue=2,full=wait", "virtual,name= a b ",
+		"adaptive,min=2,max=9,initial=3", "adaptive,min=0", "adaptive,max=3,min=4"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {

@@ -47,6 +47,11 @@ type Spec struct {
 	// Name names the executor (see the Name option); "" leaves it unnamed,
 	// or named by New's options, or by FromEnv after the name it was given.
 	Name string
+	// MinLimit, MaxLimit and InitialLimit bound an adaptive executor's
+	// limit and set where it starts (LimitRange, InitialLimit); 0 means the
+	// default (1, 10,000 and 20). Each must be 0 for the other kinds, and
+	// InitialLimit, when given, within the range.
+	MinLimit, MaxLimit, InitialLimit int
 }
 
 // A kindInfo is one entry of the table of kinds: everything Parse, ParseSpec,
@@ -61,6 +66,9 @@ type kindInfo struct {
 	// bounded says whether the kind can be full, so that Queue and Full
 	// apply to it.
 	bounded bool
+	// adapts says whether the kind's limit moves, so that min, max and
+	// initial apply to it.
+	adapts bool
 	// queue returns the default queue for a count of n; full is the default
 	// policy. Both are zero for kinds that are not bounded.
 	queue func(n int) int
@@ -104,10 +112,12 @@ func init() {
 			build: func(_ Spec, opts []Option) (Executor, error) { return ThreadPerTask(opts...), nil }},
 		{kind: KindLimit, count: "limit", most: maxLimit, bounded: true, queue: none, full: FullReject,
 			build: func(s Spec, opts []Option) (Executor, error) { return Limit(s.Workers, opts...), nil }},
-		// Its limit moves by itself; LimitRange and InitialLimit, which a
-		// spec cannot say, are options.
-		{kind: KindAdaptive, bounded: true, queue: none, full: FullReject,
-			build: func(_ Spec, opts []Option) (Executor, error) { return Adaptive(opts...), nil }},
+		{kind: KindAdaptive, bounded: true, adapts: true, queue: none, full: FullReject,
+			build: func(s Spec, opts []Option) (Executor, error) {
+				return Adaptive(append(opts, option(func(c *config) {
+					c.limitMin, c.limitMax, c.limitInitial = s.MinLimit, s.MaxLimit, s.InitialLimit
+				}))...), nil
+			}},
 	}
 }
 
@@ -179,11 +189,14 @@ func quotePart(s string) string { return excerpt(s, partExcerpt) }
 // kind is one of virtual, pool:N, threads:N, thread-per-task, limit:N or
 // adaptive, where N is the number of workers (pool, threads) or the limit
 // (limit). Keys: queue=Q, full=reject|wait and name=S; queue and full apply
-// to pool, threads, limit and adaptive only. Spaces around the parts are ignored. N is at most
+// to pool, threads, limit and adaptive only; min=, max= and initial= (the
+// range and start of its moving limit, positive, initial within the range)
+// to adaptive only. Spaces around the parts are ignored. N is at most
 // 65,536 for pool (its workers start at once), 1,048,576 for limit and
 // threads (New also checks threads against the process's thread limit), and
 // Q at most 4,194,304. Examples: "virtual", "pool:64,queue=1000",
-// "threads:16", "limit:500,queue=100,full=wait,name=db".
+// "threads:16", "limit:500,queue=100,full=wait,name=db",
+// "adaptive,min=4,max=200,queue=50".
 //
 // The Spec returned is complete: what the string leaves out holds the kind's
 // default. ParseSpec starts nothing, so it checks configuration before
@@ -258,8 +271,31 @@ func parseSpec(spec string) (Spec, error) {
 				return s, errors.New("name: empty")
 			}
 			s.Name = value
+		case "min", "max", "initial":
+			if !k.adapts {
+				return s, fmt.Errorf("%s does not apply to %s executors: their limit does not move", key, s.Kind)
+			}
+			n, err := atoi(value)
+			if err != nil {
+				return s, fmt.Errorf("%s: %w", key, err)
+			}
+			if n <= 0 {
+				return s, fmt.Errorf("%s: %d is not positive", key, n)
+			}
+			switch key {
+			case "min":
+				s.MinLimit = n
+			case "max":
+				s.MaxLimit = n
+			default:
+				s.InitialLimit = n
+			}
 		default:
-			return s, fmt.Errorf("unknown key %s (known: queue, full, name)", quotePart(key))
+			known := "queue, full, name"
+			if k.adapts {
+				known += ", min, max, initial"
+			}
+			return s, fmt.Errorf("unknown key %s (known: %s)", quotePart(key), known)
 		}
 		if (key == "queue" || key == "full") && !k.bounded {
 			return s, fmt.Errorf("%s does not apply to %s executors: they never queue or fill up", key, s.Kind)
@@ -299,6 +335,34 @@ func (s Spec) check(k *kindInfo) error {
 		return fmt.Errorf("full: %v is neither reject nor wait", s.Full)
 	case !k.bounded && (s.Queue != 0 || s.Full != 0):
 		return fmt.Errorf("the queue and full settings do not apply to %s executors: they never queue or fill up", s.Kind)
+	case !k.adapts && (s.MinLimit != 0 || s.MaxLimit != 0 || s.InitialLimit != 0):
+		return fmt.Errorf("min, max and initial do not apply to %s executors: their limit does not move", s.Kind)
+	}
+	return s.checkLimits()
+}
+
+// checkLimits reports what is wrong with an adaptive spec's min, max and
+// initial, or nil.
+func (s Spec) checkLimits() error {
+	least, most := max(s.MinLimit, adaptiveMin), s.MaxLimit
+	if most == 0 {
+		most = max(adaptiveMax, least)
+	}
+	switch {
+	case s.MinLimit < 0:
+		return fmt.Errorf("min: %d is not positive", s.MinLimit)
+	case s.MaxLimit < 0:
+		return fmt.Errorf("max: %d is not positive", s.MaxLimit)
+	case s.InitialLimit < 0:
+		return fmt.Errorf("initial: %d is not positive", s.InitialLimit)
+	case s.MaxLimit > maxLimit:
+		return fmt.Errorf("max: %d is more than the most allowed, %d", s.MaxLimit, maxLimit)
+	case s.MinLimit > maxLimit:
+		return fmt.Errorf("min: %d is more than the most allowed, %d", s.MinLimit, maxLimit)
+	case most < least:
+		return fmt.Errorf("max: %d is less than min, %d", most, least)
+	case s.InitialLimit != 0 && (s.InitialLimit < least || s.InitialLimit > most):
+		return fmt.Errorf("initial: %d is outside min..max, %d..%d", s.InitialLimit, least, most)
 	}
 	return nil
 }
@@ -319,6 +383,14 @@ func (s Spec) String() string {
 	}
 	if s.Full != 0 && (k == nil || s.Full != k.full) {
 		b.WriteString(",full=" + s.Full.String())
+	}
+	for _, kv := range []struct {
+		key string
+		n   int
+	}{{"min", s.MinLimit}, {"max", s.MaxLimit}, {"initial", s.InitialLimit}} {
+		if kv.n != 0 {
+			b.WriteString("," + kv.key + "=" + strconv.Itoa(kv.n))
+		}
 	}
 	if s.Name != "" {
 		b.WriteString(",name=" + s.Name)
