@@ -19,9 +19,9 @@ func models(limitSpec string) []string {
 // Catalogue returns the scenarios of `loom bench`, in the order they run.
 // Each call returns fresh values, so callers may change them.
 func Catalogue() []*Scenario {
-	return []*Scenario{
+	return append([]*Scenario{
 		caskAB(), caskSleep(), caskStatic(), caskTodo(), spring500ms(), cpuBound(), pinning(), overload(), hello(),
-	}
+	}, actorEchoScenarios()...)
 }
 
 // Lookup returns the scenario of the catalogue named name.
