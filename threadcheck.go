@@ -8,10 +8,11 @@ import (
 
 // threadHeadroomFixed is the part of the runtime's thread headroom that does
 // not grow with GOMAXPROCS: sysmon, the template thread that starts threads
-// for locked goroutines, the signal-handling thread, and a few threads caught
-// in blocking system calls (file I/O, DNS). docs/executors.md gives the
-// measurement behind it.
-const threadHeadroomFixed = 16
+// for locked goroutines, and threads woken to spin for work. With every
+// worker busy, a loopback HTTP load and forced GCs, the runtime needed
+// GOMAXPROCS+7 threads or fewer beside the workers (docs/executors.md); the
+// threads already running are counted on top, which leaves a margin.
+const threadHeadroomFixed = 8
 
 // threadHeadroom returns how many OS threads the runtime needs besides a
 // threads executor's workers: one per P, to run every other goroutine while
