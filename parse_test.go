@@ -107,7 +107,7 @@ func TestParseErrors(t *testing.T) {
 		{"virtual,queue=10", "queue does not apply to virtual executors"},
 		{"thread-per-task,full=wait", "full does not apply to thread-per-task executors"},
 		{"pool:4,name=", "name: empty"},
-		{"pool:2000000", "workers: 2000000 is more than the most allowed, 65536"},
+		{"pool:2000000", "workers: 2000000 is more than the most allowed, 16384"},
 		{"threads:2000000", "workers: 2000000 is more than the most allowed, 1048576"},
 		{"limit:9223372036854775807,queue=1", "limit: 9223372036854775807 is more than the most allowed"},
 		{"limit:1,queue=99999999", "queue: 99999999 is more than the most allowed"},
@@ -195,18 +195,22 @@ func TestKindTableDrivesParseAndStats(t *testing.T) {
 	}
 }
 
-// A pool starts its workers at once, so its count is bounded well below the
-// limit's: pool:65536 parses, pool:65537 does not, and says why.
+// A pool starts its workers at once (pool:1048576 took 3.2 GB before its
+// first task), so its count is bounded well below the limit's: pool:16384
+// parses, pool:16385 does not, and says why.
 func TestPoolWorkersBound(t *testing.T) {
-	if _, err := ParseSpec("pool:65536"); err != nil {
-		t.Errorf("pool:65536: %v; want nil", err)
+	if _, err := ParseSpec("pool:16384"); err != nil {
+		t.Errorf("pool:16384: %v; want nil", err)
 	}
-	_, err := ParseSpec("pool:65537")
-	if want := "workers: 65537 is more than the most allowed, 65536"; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("pool:65537: got %v; want an error containing %q", err, want)
+	_, err := ParseSpec("pool:16385")
+	if want := "workers: 16385 is more than the most allowed, 16384: a pool starts every worker at once, about 3 KB each"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("pool:16385: got %v; want an error containing %q", err, want)
 	}
-	if _, err := (Spec{Kind: KindPool, Workers: 65537}).New(); err == nil || !errors.Is(err, ErrBadSpec) {
-		t.Errorf("Spec{pool, 65537}.New() = %v; want ErrBadSpec", err)
+	if _, err := (Spec{Kind: KindPool, Workers: 16385}).New(); err == nil || !errors.Is(err, ErrBadSpec) {
+		t.Errorf("Spec{pool, 16385}.New() = %v; want ErrBadSpec", err)
+	}
+	if _, err := ParseSpec("limit:16385"); err != nil {
+		t.Errorf("limit:16385: %v; want nil (a limit starts nothing up front)", err)
 	}
 }
 

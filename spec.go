@@ -61,8 +61,10 @@ type kindInfo struct {
 	// count is what the N of kind:N is called in errors ("workers",
 	// "limit"); "" if the kind takes no count.
 	count string
-	// most is the largest N a spec may give; see the bounds below.
-	most int
+	// most is the largest N a spec may give, and mostWhy why, if it is
+	// more than a guard against typos; see the bounds below.
+	most    int
+	mostWhy string
 	// bounded says whether the kind can be full, so that Queue and Full
 	// apply to it.
 	bounded bool
@@ -83,7 +85,7 @@ type kindInfo struct {
 // million goroutines or a queue that fills memory before the first task.
 // docs/executors.md gives the memory each costs.
 const (
-	maxPoolWorkers = 1 << 16 // started at once, about 3 KB each: ~200 MB
+	maxPoolWorkers = 1 << 14 // started at once, about 3 KB each: 50 MB
 	maxLimit       = 1 << 20 // a bound only: a limit starts nothing up front
 	maxThreads     = 1 << 20 // New also checks the process's thread limit
 	maxQueue       = 1 << 22
@@ -100,6 +102,7 @@ func init() {
 		{kind: KindVirtual, queue: none,
 			build: func(_ Spec, opts []Option) (Executor, error) { return Virtual(opts...), nil }},
 		{kind: KindPool, count: "workers", most: maxPoolWorkers, bounded: true, queue: same, full: FullWait,
+			mostWhy: "a pool starts every worker at once, about 3 KB each; limit:N bounds more tasks without starting them",
 			build: func(s Spec, opts []Option) (Executor, error) { return Pool(s.Workers, opts...), nil }},
 		{kind: KindThreads, count: "workers", most: maxThreads, bounded: true, queue: same, full: FullWait,
 			build: func(s Spec, opts []Option) (Executor, error) {
@@ -192,7 +195,7 @@ func quotePart(s string) string { return excerpt(s, partExcerpt) }
 // to pool, threads, limit and adaptive only; min=, max= and initial= (the
 // range and start of its moving limit, positive, initial within the range)
 // to adaptive only. Spaces around the parts are ignored. N is at most
-// 65,536 for pool (its workers start at once), 1,048,576 for limit and
+// 16,384 for pool (its workers start at once), 1,048,576 for limit and
 // threads (New also checks threads against the process's thread limit), and
 // Q at most 4,194,304. Examples: "virtual", "pool:64,queue=1000",
 // "threads:16", "limit:500,queue=100,full=wait,name=db",
@@ -323,6 +326,8 @@ func (s Spec) check(k *kindInfo) error {
 	switch {
 	case k.count != "" && s.Workers <= 0:
 		return fmt.Errorf("%s: %d is not positive", k.count, s.Workers)
+	case k.count != "" && s.Workers > k.most && k.mostWhy != "":
+		return fmt.Errorf("%s: %d is more than the most allowed, %d: %s", k.count, s.Workers, k.most, k.mostWhy)
 	case k.count != "" && s.Workers > k.most:
 		return fmt.Errorf("%s: %d is more than the most allowed, %d", k.count, s.Workers, k.most)
 	case k.count == "" && s.Workers != 0:
