@@ -103,7 +103,7 @@ func init() {
 			build: func(_ Spec, opts []Option) (Executor, error) { return Virtual(opts...), nil }},
 		{kind: KindPool, count: "workers", most: maxPoolWorkers, bounded: true, queue: same, full: FullWait,
 			mostWhy: "a pool starts every worker at once, about 3 KB each; limit:N bounds more tasks without starting them",
-			build: func(s Spec, opts []Option) (Executor, error) { return Pool(s.Workers, opts...), nil }},
+			build:   func(s Spec, opts []Option) (Executor, error) { return Pool(s.Workers, opts...), nil }},
 		{kind: KindThreads, count: "workers", most: maxThreads, bounded: true, queue: same, full: FullWait,
 			build: func(s Spec, opts []Option) (Executor, error) {
 				if err := checkThreads(s.Workers); err != nil {
