@@ -195,7 +195,8 @@ func (m Message) String() string {
 
 // A Problem is what a clean page never causes: a console message at error
 // level, an uncaught exception, or a request that failed or was answered
-// with a status of 400 or more.
+// with a status of 400 or more. A request cancelled (by a navigation, or by
+// the page itself) is not one.
 type Problem struct {
 	Message *Message // set for a console error or an exception
 	Request *Request // set for a failed request
@@ -237,7 +238,9 @@ func (tab *Tab) record(ev any) {
 	case *network.EventLoadingFailed:
 		if r, ok := tab.byID[ev.RequestID]; ok {
 			r.Failure, r.Done = ev.ErrorText, true
-			if r.Status < 400 { // a 4xx or 5xx is a problem already
+			// A 4xx or 5xx is a problem already; a request cancelled, by a
+			// navigation or by the page, did not fail.
+			if r.Status < 400 && !ev.Canceled {
 				tab.problems = append(tab.problems, Problem{Request: r})
 			}
 		}
