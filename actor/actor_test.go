@@ -456,14 +456,33 @@ func TestSpawnErrors(t *testing.T) {
 	}
 }
 
-// A bad spec in a dispatcher's variable is an error naming the variable.
-func TestDispatcherSpecFromEnv(t *testing.T) {
-	t.Setenv("LOOM_EXECUTOR_POOL", "pool:x")
+// A Props.New that returns nil fails the actor, which stops (the default
+// supervisor), and the process lives.
+func TestNewReturnsNil(t *testing.T) {
 	sys := newTestSystem(t)
-	_, err := sys.Spawn(Props{Name: "p", Dispatcher: "pool", New: echoProps("").New})
-	if err == nil || !strings.Contains(err.Error(), "LOOM_EXECUTOR_POOL") || !strings.Contains(err.Error(), "pool:x") {
-		t.Errorf("got %v; want an error naming LOOM_EXECUTOR_POOL and pool:x", err)
+	r := spawn(t, sys, Props{Name: "nil", New: func() Actor { return nil }})
+	waitDone(t, r)
+	if _, err := r.Ask(context.Background(), "x"); !errors.Is(err, ErrStopped) {
+		t.Errorf("Ask: got %v; want ErrStopped", err)
 	}
+}
+
+// A bad spec, in a dispatcher's variable or its Spec, stops NewSystem with
+// an error naming the dispatcher and the spec.
+func TestBadDispatcherSpec(t *testing.T) {
+	t.Run("variable", func(t *testing.T) {
+		t.Setenv("LOOM_EXECUTOR_POOL", "pool:x")
+		_, err := NewSystem()
+		if err == nil || !strings.Contains(err.Error(), "LOOM_EXECUTOR_POOL") || !strings.Contains(err.Error(), "pool:x") {
+			t.Errorf("got %v; want an error naming LOOM_EXECUTOR_POOL and pool:x", err)
+		}
+	})
+	t.Run("spec", func(t *testing.T) {
+		_, err := NewSystem(WithDispatcher(Dispatcher{Name: "reports", Spec: "limit:-1"}))
+		if err == nil || !strings.Contains(err.Error(), "dispatcher reports") || !strings.Contains(err.Error(), "limit:-1") {
+			t.Errorf("got %v; want an error naming dispatcher reports and limit:-1", err)
+		}
+	})
 }
 
 // LOOM_EXECUTOR_ACTORS switches the default dispatcher.

@@ -313,7 +313,7 @@ func (c *cell) handleSystem(m any) {
 	switch m := m.(type) {
 	case startMsg:
 		if c.state == alive {
-			c.actor = c.newActor()
+			c.actor = c.behaviour()
 			c.receiveSignal(Started{})
 		}
 	case killMsg:
@@ -459,8 +459,18 @@ func (c *cell) tryRestart() {
 		return
 	}
 	c.restarting, c.suspended = false, false
-	c.actor = c.newActor()
+	c.actor = c.behaviour()
 	c.receiveSignal(Started{})
+}
+
+// behaviour returns a fresh behaviour from Props.New; a nil one is a
+// failure like a panic in Started.
+func (c *cell) behaviour() Actor {
+	a := c.newActor()
+	if a == nil {
+		panic(fmt.Sprintf("loom: actor %s: Props.New returned nil", c.path))
+	}
+	return a
 }
 
 func (c *cell) childCount() int {

@@ -75,8 +75,9 @@ func (realClock) AfterFunc(d time.Duration, f func()) func() bool {
 }
 
 // NewSystem returns a System with the dispatchers of Dispatchers() and those
-// opts add. Dispatchers' executors start when the first actor needs them;
-// a dispatcher's bad spec is an error from Spawn naming the variable and the
+// opts add. Dispatchers' executors start when the first actor needs them,
+// but their specs are checked here: a bad one, from its variable or from
+// Dispatcher.Spec, is an error naming the dispatcher, the variable and the
 // bad part.
 func NewSystem(opts ...Option) (*System, error) {
 	s := &System{
@@ -98,6 +99,10 @@ func NewSystem(opts ...Option) (*System, error) {
 		}
 		if d.Throughput < 0 {
 			return nil, fmt.Errorf("new system: %w: dispatcher %s: throughput %d is negative", ErrInvalidProps, name, d.Throughput)
+		}
+		// A bad spec stops the start, before any actor needs it.
+		if _, err := loom.SpecFromEnv(name, d.Spec); err != nil {
+			return nil, fmt.Errorf("new system: dispatcher %s: %w", name, err)
 		}
 	}
 	s.guardian = &cell{sys: s, children: make(map[string]*cell)}
