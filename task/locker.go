@@ -1,0 +1,34 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrClaimed is returned by Locker.Claim when another instance has claimed
+// the occurrence already.
+var ErrClaimed = errors.New("task: occurrence claimed by another instance")
+
+// A Locker lets several instances of a service share a Scheduler's jobs so
+// that each occurrence, a job name and a scheduled time, runs once. The
+// Scheduler claims an occurrence before running it and ends the claim when
+// the job returns. Implementations must be safe for concurrent use; see the
+// taskpg sub-package for PostgreSQL.
+type Locker interface {
+	// Claim claims the occurrence of job scheduled at at, or returns
+	// ErrClaimed if another instance holds or has run it.
+	Claim(ctx context.Context, job string, at time.Time) (Claim, error)
+	// TakeOver claims an occurrence of job whose holder stopped renewing
+	// its claim before finishing it, so that it runs again (at least
+	// once); ok is false when there is none, or the Locker gives at most
+	// once.
+	TakeOver(ctx context.Context, job string) (at time.Time, claim Claim, ok bool, err error)
+}
+
+// A Claim is an occurrence held by this instance.
+type Claim interface {
+	// Done records that the occurrence has run, with the job's error, and
+	// stops renewing the claim.
+	Done(ctx context.Context, err error) error
+}

@@ -1,0 +1,148 @@
+package task
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/loomrt/loom"
+)
+
+// An Option configures a Scheduler.
+type Option func(*Scheduler)
+
+// WithClock makes the Scheduler read time and make timers through c;
+// default SystemClock. Tests pass a fake clock.
+func WithClock(c Clock) Option { return func(s *Scheduler) { s.clock = c } }
+
+// WithExecutor runs the jobs on exec, which the caller owns and shuts down;
+// default loom.FromEnv("scheduler", ""), which the Scheduler owns.
+func WithExecutor(exec loom.Executor) Option { return func(s *Scheduler) { s.exec = exec } }
+
+// WithLocker claims each occurrence of a Cron, Every or At job from l
+// before running it, so that it runs once across instances; default none.
+func WithLocker(l Locker) Option { return func(s *Scheduler) { s.locker = l } }
+
+// WithLogger logs failed and panicking jobs to l; default slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(s *Scheduler) { s.log = l } }
+
+// WithHooks calls h's functions around every run; it may be given more
+// than once, and the hooks run in that order.
+func WithHooks(h Hooks) Option { return func(s *Scheduler) { s.hooks = append(s.hooks, h) } }
+
+// Hooks are called by the Scheduler, on the goroutine that runs the job, for
+// users' own metrics. Any field may be nil. They must be quick and safe for
+// concurrent use: jobs run at once call them at once.
+type Hooks struct {
+	// BeforeRun is called as a run starts.
+	BeforeRun func(job string, scheduled time.Time)
+	// AfterRun is called as a run ends, with its duration and error (a
+	// panic is an error wrapping ErrPanicked).
+	AfterRun func(job string, scheduled time.Time, took time.Duration, err error)
+	// Skipped is called for occurrences that did not run: n of them, for
+	// the reason given.
+	Skipped func(job string, reason SkipReason, n int)
+}
+
+// A SkipReason says why occurrences did not run.
+type SkipReason int
+
+const (
+	// Missed: the process was suspended, busy or its clock stepped.
+	Missed SkipReason = iota
+	// Overlapped: the job was still running (SkipIfRunning, or Queue with
+	// a run already waiting).
+	Overlapped
+	// ClaimedElsewhere: another instance claimed the occurrence.
+	ClaimedElsewhere
+)
+
+func (r SkipReason) String() string {
+	switch r {
+	case Missed:
+		return "missed"
+	case Overlapped:
+		return "overlapped"
+	case ClaimedElsewhere:
+		return "claimed elsewhere"
+	}
+	return fmt.Sprintf("SkipReason(%d)", int(r))
+}
+
+// An Overlap policy says what happens when a job is due while it runs.
+type Overlap int
+
+const (
+	// SkipIfRunning (the default) does not start the run, and counts it.
+	SkipIfRunning Overlap = iota
+	// Queue starts the run when the current one ends; at most one run
+	// waits, a further one is skipped and counted.
+	Queue
+	// Allow starts the run at once, alongside the current one.
+	Allow
+)
+
+// A Misfire policy says what happens to an occurrence that is late: the
+// process was suspended or overloaded, or its clock was stepped forward.
+// Every occurrence missed is counted either way; none runs twice.
+type Misfire int
+
+const (
+	// RunOnce (the default) runs the latest missed occurrence once, at once.
+	RunOnce Misfire = iota
+	// Skip runs none of them and waits for the next occurrence.
+	Skip
+)
+
+// MisfireGrace is how late an occurrence may start and still count as on
+// time.
+const MisfireGrace = time.Minute
+
+// A JobOption configures one job.
+type JobOption func(*jobConfig)
+
+type jobConfig struct {
+	loc          *time.Location
+	overlap      Overlap
+	misfire      Misfire
+	jitter       time.Duration
+	initialDelay time.Duration
+	err          error
+}
+
+// In computes the job's Cron times in loc; default time.Local.
+func In(loc *time.Location) JobOption {
+	return func(c *jobConfig) {
+		if loc == nil {
+			c.err = fmt.Errorf("task: In(nil): no time zone")
+		}
+		c.loc = loc
+	}
+}
+
+// Zone is In with the IANA name of a time zone ("Europe/Berlin"); an
+// unknown name is an error from Add.
+func Zone(name string) JobOption {
+	return func(c *jobConfig) {
+		loc, err := time.LoadLocation(name)
+		if err != nil {
+			c.err = fmt.Errorf("task: time zone %q: %w", name, err)
+			return
+		}
+		c.loc = loc
+	}
+}
+
+// OnOverlap sets the job's Overlap policy; default SkipIfRunning.
+func OnOverlap(p Overlap) JobOption { return func(c *jobConfig) { c.overlap = p } }
+
+// OnMisfire sets the job's Misfire policy; default RunOnce.
+func OnMisfire(p Misfire) JobOption { return func(c *jobConfig) { c.misfire = p } }
+
+// Jitter delays each run by a random duration in [0, d), to spread the load
+// of jobs due at one time; default 0. The occurrence keeps its scheduled
+// time (ScheduledAt, Locker).
+func Jitter(d time.Duration) JobOption { return func(c *jobConfig) { c.jitter = d } }
+
+// InitialDelay lets no occurrence run before d after Add; default 0.
+func InitialDelay(d time.Duration) JobOption { return func(c *jobConfig) { c.initialDelay = d } }

@@ -1,0 +1,102 @@
+// Package tasktest helps test code that uses package task: a Clock that
+// moves only when the test moves it.
+package tasktest
+
+import (
+	"sync"
+	"time"
+
+	"github.com/loomrt/loom/task"
+)
+
+// A Clock is a task.Clock for tests: Now stays put until Set or Advance
+// moves it, and timers fire when it passes their deadlines. It is safe for
+// concurrent use.
+type Clock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*timer
+}
+
+var _ task.Clock = (*Clock)(nil)
+
+type timer struct {
+	clock *Clock
+	at    time.Time
+	c     chan time.Time
+}
+
+// NewClock returns a Clock reading now.
+func NewClock(now time.Time) *Clock { return &Clock{now: now} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// NewTimer returns a timer that fires once the clock has moved d forward.
+func (c *Clock) NewTimer(d time.Duration) task.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &timer{clock: c, at: c.now.Add(d), c: make(chan time.Time, 1)}
+	if d <= 0 {
+		t.c <- c.now
+		return t
+	}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+func (t *timer) C() <-chan time.Time { return t.c }
+
+func (t *timer) Stop() bool {
+	c := t.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, x := range c.timers {
+		if x == t {
+			c.timers = append(c.timers[:i], c.timers[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// Set moves the clock to now. Forward, it fires the timers due, as if the
+// time had passed (or the process had been suspended). Back, it is a wall
+// clock stepped back: timers measure elapsed time, so their deadlines move
+// back with it and none fires.
+func (c *Clock) Set(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	forward := now.Sub(c.now)
+	c.now = now
+	if forward <= 0 {
+		for _, t := range c.timers {
+			t.at = t.at.Add(forward)
+		}
+		return
+	}
+	kept := c.timers[:0]
+	for _, t := range c.timers {
+		if !t.at.After(now) {
+			t.c <- now
+			continue
+		}
+		kept = append(kept, t)
+	}
+	c.timers = kept
+}
+
+// Advance moves the clock d forward (Set(Now()+d)).
+func (c *Clock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
+
+// Pending returns the number of timers waiting to fire: a Scheduler has one
+// per job whose loop is waiting for its next time.
+func (c *Clock) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.timers)
+}
