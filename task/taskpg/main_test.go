@@ -1,0 +1,16 @@
+package taskpg_test
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		child()
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
