@@ -1,9 +1,11 @@
 package browsertest
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -92,5 +94,48 @@ func TestDirtyPageHasEveryProblem(t *testing.T) {
 	}
 	if again := tab.TakeProblems(t); len(again) != 0 {
 		t.Errorf("TakeProblems a second time: got %v; want none (the first call forgets them)", again)
+	}
+}
+
+// outcomeTB is a testing.TB that records whether Fatalf or Skipf was
+// called, and stops the goroutine as they do.
+type outcomeTB struct {
+	testing.TB
+	fatal, skip string
+}
+
+func (o *outcomeTB) Helper() {}
+
+func (o *outcomeTB) Fatalf(format string, args ...any) {
+	o.fatal = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+func (o *outcomeTB) Skipf(format string, args ...any) {
+	o.skip = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+// TestFindWithoutChromium checks that a machine without Chromium skips the
+// browser tests, saying how to install it, except under CI, where they fail.
+func TestFindWithoutChromium(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // a PATH with no browser on it
+	for _, ci := range []string{"", "true"} {
+		t.Setenv("CI", ci)
+		o := &outcomeTB{TB: t}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			Find(o)
+		}()
+		<-done
+		gotFatal, gotSkip := o.fatal != "", o.skip != ""
+		if gotFatal != (ci != "") || gotSkip != (ci == "") {
+			t.Errorf("CI=%q: got Fatalf %q, Skipf %q; want %s", ci, o.fatal, o.skip,
+				map[bool]string{true: "Fatalf", false: "Skipf"}[ci != ""])
+		}
+		if msg := o.fatal + o.skip; !strings.Contains(msg, "apt-get install -y chromium") {
+			t.Errorf("CI=%q: message %q; want it to say how to install Chromium", ci, msg)
+		}
 	}
 }
