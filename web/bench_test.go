@@ -3,10 +3,13 @@ package web_test
 import (
 	"context"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
@@ -178,5 +181,57 @@ func BenchmarkCompress(b *testing.B) {
 	for b.Loop() {
 		clear(w.header)
 		app.ServeHTTP(w, req)
+	}
+}
+
+// BenchmarkHelloServe is the hello handler served by App.Serve over
+// loopback TCP with keep-alive clients, with and without the write timeout:
+// what the per-connection deadline costs.
+func BenchmarkHelloServe(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+	}{{"write-timeout", web.DefaultWriteTimeout}, {"no-write-timeout", 0}} {
+		b.Run(tc.name, func(b *testing.B) {
+			e := loom.Virtual()
+			defer e.Shutdown(context.Background())
+			app, err := web.New(web.Executor(e), web.WriteTimeout(tc.timeout), web.Logger(slog.New(slog.DiscardHandler)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := w.Write(helloBytes)
+				return err
+			})
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx, stop := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() { served <- app.Serve(ctx, ln) }()
+			defer func() {
+				stop()
+				if err := <-served; err != nil {
+					b.Error(err)
+				}
+			}()
+			url := "http://" + ln.Addr().String() + "/"
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+			defer client.CloseIdleConnections()
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					resp, err := client.Get(url)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			})
+		})
 	}
 }
