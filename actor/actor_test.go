@@ -414,6 +414,41 @@ func TestWatch(t *testing.T) {
 	}
 }
 
+// Terminated comes after every message the stopped actor sent.
+func TestTerminatedAfterLastMessages(t *testing.T) {
+	sys := newTestSystem(t)
+	got := make(chan any, 200)
+	watcher := spawn(t, sys, Props{Name: "watcher", New: behaviour(func(c *Context, msg any) {
+		switch m := msg.(type) {
+		case Ref:
+			c.Watch(m)
+			c.Respond("watching")
+		case int, Terminated:
+			got <- m
+		}
+	})})
+	talker := spawn(t, sys, Props{Name: "talker", New: behaviour(func(c *Context, msg any) {
+		if msg == "talk" {
+			for i := range 100 {
+				c.Tell(watcher, i)
+			}
+			c.Self().Kill()
+		}
+	})})
+	if _, err := watcher.Ask(context.Background(), talker); err != nil {
+		t.Fatal(err)
+	}
+	talker.Tell("talk")
+	for i := range 100 {
+		if m := recv(t, got); m != i {
+			t.Fatalf("message %d: got %v; want %d", i, m, i)
+		}
+	}
+	if m, ok := recv(t, got).(Terminated); !ok || m.Actor != talker {
+		t.Errorf("last: got %v; want Terminated{%v}", m, talker)
+	}
+}
+
 func TestDeadLetters(t *testing.T) {
 	sys := newTestSystem(t)
 	got := make(chan DeadLetter, 10)

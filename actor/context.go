@@ -41,9 +41,8 @@ func (x *Context) Tell(to Ref, msg any) {
 		x.cell.sys.deadLetter(nil, msg, x.cell, ErrStopped)
 		return
 	}
-	if err := to.c.tell(context.Background(), msg, x.cell, x.cell); err != nil {
-		return // tell sent it to dead letters
-	}
+	// An error means tell sent msg to dead letters: nothing is left to do.
+	_ = to.c.tell(context.Background(), msg, x.cell, x.cell)
 }
 
 // Respond sends msg to the sender of the message being received; with no

@@ -291,7 +291,9 @@ func (s *System) Lookup(path string) (Ref, error) {
 
 // Shutdown stops every actor, as Stop does (top-level actors finish what is
 // queued, their children are stopped first), waits for them, then shuts down
-// the dispatchers' executors. When ctx ends first, it kills what is left,
+// the dispatchers' executors. An actor waiting out a restart backoff handles
+// its queue, the stop included, once the backoff ends. When ctx ends first,
+// it kills what is left,
 // lets the executors abandon what they hold, and returns an error wrapping
 // ctx.Err(). Spawn fails with ErrShutdown once it has begun. It may be
 // called more than once.
