@@ -374,3 +374,41 @@ func TestBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigEdges takes each numeric field of Config exactly at its limit
+// (zero, which has a documented meaning, or the smallest rate) and one past
+// it.
+func TestConfigEdges(t *testing.T) {
+	target := []Target{{URL: "http://127.0.0.1:1/"}}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string // in the error; empty: accepted
+	}{
+		{"connections 0", Config{Connections: 0}, ""},
+		{"connections -1", Config{Connections: -1}, "connections -1"},
+		{"requests 0", Config{Requests: 0}, ""},
+		{"requests -1", Config{Requests: -1}, "requests -1"},
+		{"duration 0", Config{Duration: 0}, ""},
+		{"duration -1ns", Config{Duration: -1}, "duration -1ns"},
+		{"rate 0", Config{Rate: 0}, ""},
+		{"smallest rate", Config{Rate: math.SmallestNonzeroFloat64}, ""},
+		{"rate below 0", Config{Rate: -math.SmallestNonzeroFloat64}, "rate -5e-324"},
+		{"largest rate", Config{Rate: math.MaxFloat64}, ""},
+		{"max conns 0", Config{MaxConns: 0}, ""},
+		{"max conns -1", Config{MaxConns: -1}, "max conns -1"},
+		{"timeout -1ns (none)", Config{Timeout: -1}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Targets = target
+			_, err := newRunner(cfg)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("newRunner: %v; want it accepted", err)
+			case tc.want != "" && (!errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("newRunner: %v; want ErrBadConfig naming %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -59,6 +60,13 @@ func newLoadCmd() *cobra.Command {
 			return runLoad(cmd.Context(), cmd, f, args)
 		},
 	}
+	bindLoadFlags(cmd, &f)
+	cmd.AddCommand(newLoadMergeCmd())
+	return cmd
+}
+
+// bindLoadFlags defines the flags of `loom load` on cmd, stored in f.
+func bindLoadFlags(cmd *cobra.Command, f *loadFlags) {
 	fl := cmd.Flags()
 	fl.IntVarP(&f.connections, "connections", "c", 10, "closed loop: connections, each with one request in flight")
 	fl.Int64VarP(&f.requests, "requests", "n", 0, "stop after exactly this many requests (0: no count limit)")
@@ -74,8 +82,6 @@ func newLoadCmd() *cobra.Command {
 	fl.StringVar(&f.expectStatus, "expect-status", "2xx", `status codes that count as served, e.g. "200", "2xx", "200,201", "200-399"`)
 	fl.StringVar(&f.expectBody, "expect-body", "", "substring the body must hold to count as served")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
-	cmd.AddCommand(newLoadMergeCmd())
-	return cmd
 }
 
 // loadConfig turns flags and URLs into a load.Config.
@@ -94,17 +100,8 @@ func loadConfig(f loadFlags, urls []string, changed func(string) bool) (load.Con
 	if cfg.Requests == 0 && cfg.Duration == 0 {
 		cfg.Duration = 10 * time.Second
 	}
-	switch {
-	case f.output != "text" && f.output != "json":
-		return cfg, fmt.Errorf("output %q: want text or json", f.output)
-	case f.connections < 1:
-		return cfg, fmt.Errorf("connections %d: want at least 1", f.connections)
-	case f.maxConns < 1:
-		return cfg, fmt.Errorf("max-conns %d: want at least 1", f.maxConns)
-	case f.rate > 0 && changed("connections"):
-		return cfg, errors.New("-c is for the closed loop; with --rate use --max-conns")
-	case f.body != "" && f.bodyFile != "":
-		return cfg, errors.New("give --body or --body-file, not both")
+	if err := checkLoadFlags(f, changed); err != nil {
+		return cfg, err
 	}
 	expect, err := load.ParseStatus(f.expectStatus)
 	if err != nil {
@@ -168,6 +165,46 @@ func loadConfig(f loadFlags, urls []string, changed func(string) bool) (load.Con
 		cfg.Targets = append(cfg.Targets, load.Target{Method: f.method, URL: u, Header: header, Body: body})
 	}
 	return cfg, nil
+}
+
+// checkLoadFlags refuses values that would otherwise mean something other
+// than what was typed: -d 0s (the 10 s default), --rate 0 (a closed loop),
+// an empty -m (GET), and the like. Each error names the flag and its value.
+func checkLoadFlags(f loadFlags, changed func(string) bool) error {
+	switch {
+	case f.output != "text" && f.output != "json":
+		return fmt.Errorf("-o/--output %q: want text or json", f.output)
+	case f.connections < 1:
+		return fmt.Errorf("-c/--connections %d: want at least 1", f.connections)
+	case f.requests < 0:
+		return fmt.Errorf("-n/--requests %d: want at least 1, or 0 for no count limit", f.requests)
+	case changed("duration") && f.duration <= 0:
+		return fmt.Errorf("-d/--duration %s: want more than 0 (leave -d out to stop after -n requests)", f.duration)
+	case changed("rate") && !(f.rate > 0 && !math.IsInf(f.rate, 1)):
+		return fmt.Errorf("--rate %g: want a finite number of requests per second above 0 (leave --rate out for a closed loop)", f.rate)
+	case f.maxConns < 1:
+		return fmt.Errorf("--max-conns %d: want at least 1", f.maxConns)
+	case f.timeout < 0:
+		return fmt.Errorf("--timeout %s: want 0 (none) or more", f.timeout)
+	case f.method == "":
+		return errors.New(`-m/--method "": want a method such as GET or POST`)
+	case f.rate > 0 && changed("connections"):
+		return errors.New("-c is for the closed loop; with --rate use --max-conns")
+	case f.rate == 0 && changed("max-conns"):
+		return errors.New("--max-conns is for the open loop (--rate); without it use -c")
+	case f.body != "" && f.bodyFile != "":
+		return errors.New("give --body or --body-file, not both")
+	}
+	// An empty value given explicitly is a mistake (an unset shell
+	// variable, most likely), not a request for the default.
+	for _, fl := range []struct{ name, value string }{
+		{"body-file", f.bodyFile}, {"targets", f.targets}, {"expect-body", f.expectBody},
+	} {
+		if changed(fl.name) && fl.value == "" {
+			return fmt.Errorf(`--%s "": want a value, or leave the flag out`, fl.name)
+		}
+	}
+	return nil
 }
 
 func runLoad(ctx context.Context, cmd *cobra.Command, f loadFlags, urls []string) error {

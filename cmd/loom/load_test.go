@@ -11,7 +11,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/spf13/cobra"
 	"go.uber.org/goleak"
 
 	"github.com/loomrt/loom/load"
@@ -106,6 +108,91 @@ func TestLoadCommandErrors(t *testing.T) {
 		_, err := execLoad(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.mention) {
 			t.Errorf("loom load %v: %v; want an error mentioning %q", tc.args, err, tc.mention)
+		}
+	}
+}
+
+// parseLoad parses `loom load args...` into the Config it would run,
+// without running it.
+func parseLoad(args ...string) (load.Config, error) {
+	cmd := &cobra.Command{Use: "load"}
+	var f loadFlags
+	bindLoadFlags(cmd, &f)
+	if err := cmd.ParseFlags(args); err != nil {
+		return load.Config{}, err
+	}
+	return loadConfig(f, cmd.Flags().Args(), cmd.Flags().Changed)
+}
+
+// TestLoadFlagEdges takes each flag exactly at its limit, which is accepted,
+// and one past it, which must be an error naming the flag and the value
+// rather than a silent other meaning (-d 0s once ran 10 s, --rate 0 a closed
+// loop, -m ” a GET).
+func TestLoadFlagEdges(t *testing.T) {
+	const url = "http://127.0.0.1:1/"
+	for _, tc := range []struct {
+		args []string
+		want []string // substrings of the error; none: accepted
+	}{
+		{[]string{"-c", "1", url}, nil},
+		{[]string{"-c", "0", url}, []string{"-c/--connections", "0"}},
+		{[]string{"-n", "0", url}, nil},
+		{[]string{"-n", "-1", url}, []string{"-n/--requests", "-1"}},
+		{[]string{"-d", "1ns", url}, nil},
+		{[]string{"-d", "0s", url}, []string{"-d/--duration", "0s"}},
+		{[]string{"-d", "-1ns", url}, []string{"-d/--duration", "-1ns"}},
+		{[]string{"--rate", "1e-300", url}, nil},
+		{[]string{"--rate", "0", url}, []string{"--rate", "0"}},
+		{[]string{"--rate", "-1", url}, []string{"--rate", "-1"}},
+		{[]string{"--rate", "NaN", url}, []string{"--rate", "NaN"}},
+		{[]string{"--rate", "+Inf", url}, []string{"--rate", "+Inf"}},
+		{[]string{"--rate", "1", "--max-conns", "1", url}, nil},
+		{[]string{"--rate", "1", "--max-conns", "0", url}, []string{"--max-conns", "0"}},
+		{[]string{"--max-conns", "5", url}, []string{"--max-conns", "open loop"}},
+		{[]string{"--timeout", "0s", url}, nil},
+		{[]string{"--timeout", "-1ns", url}, []string{"--timeout", "-1ns"}},
+		{[]string{"-m", "X", url}, nil},
+		{[]string{"-m", "", url}, []string{"-m/--method", `""`}},
+		{[]string{"--body-file", "", url}, []string{"--body-file", `""`}},
+		{[]string{"--targets", "", url}, []string{"--targets", `""`}},
+		{[]string{"--expect-body", "x", url}, nil},
+		{[]string{"--expect-body", "", url}, []string{"--expect-body", `""`}},
+		{[]string{"-o", "json", url}, nil},
+		{[]string{"-o", "xml", url}, []string{"-o/--output", "xml"}},
+	} {
+		_, err := parseLoad(tc.args...)
+		switch {
+		case tc.want == nil && err != nil:
+			t.Errorf("loom load %q: %v; want it accepted", tc.args, err)
+		case tc.want != nil && err == nil:
+			t.Errorf("loom load %q: accepted; want an error naming %q", tc.args, tc.want)
+		case tc.want != nil:
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("loom load %q: %v; want it to name %q", tc.args, err, w)
+				}
+			}
+		}
+	}
+}
+
+func TestLoadFlagDefaults(t *testing.T) {
+	const url = "http://127.0.0.1:1/"
+	for _, tc := range []struct {
+		args     []string
+		duration time.Duration
+		timeout  time.Duration
+	}{
+		{[]string{url}, 10 * time.Second, 30 * time.Second},
+		{[]string{"-n", "5", url}, 0, 30 * time.Second},
+		{[]string{"-d", "2s", "--timeout", "0", url}, 2 * time.Second, -1}, // the flag's 0 is the library's "none"
+	} {
+		cfg, err := parseLoad(tc.args...)
+		if err != nil {
+			t.Fatalf("loom load %q: %v", tc.args, err)
+		}
+		if cfg.Duration != tc.duration || cfg.Timeout != tc.timeout {
+			t.Errorf("loom load %q: duration %s, timeout %s; want %s, %s", tc.args, cfg.Duration, cfg.Timeout, tc.duration, tc.timeout)
 		}
 	}
 }
