@@ -2,6 +2,8 @@ package bench
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -209,5 +211,57 @@ func TestWriteFiles(t *testing.T) {
 	}
 	if _, err := ReadJSONFile(paths[0]); err != nil {
 		t.Errorf("ReadJSONFile(%s): %v", paths[0], err)
+	}
+}
+
+func TestPrepareDir(t *testing.T) {
+	base := t.TempDir()
+	file := filepath.Join(base, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	existing := filepath.Join(base, "existing")
+	clash := filepath.Join(base, "clash")
+	for _, dir := range []string{existing, filepath.Join(clash, "results.json")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		dir     string
+		created bool
+		want    string // in the error; empty: accepted
+	}{
+		{"new", filepath.Join(base, "new", "deeper"), true, ""},
+		{"existing", existing, false, ""},
+		{"a file", file, false, "not a directory"},
+		// Root writes anywhere it has a directory: under a regular file
+		// nothing can be created, whoever runs the test.
+		{"under a file", filepath.Join(file, "out"), false, "not a directory"},
+		{"report name taken by a directory", clash, false, "results.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			created, err := PrepareDir(tc.dir)
+			if created != tc.created {
+				t.Errorf("PrepareDir(%s) created = %v; want %v", tc.dir, created, tc.created)
+			}
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("PrepareDir(%s): %v; want it accepted", tc.dir, err)
+				}
+				if _, err := WriteFiles(tc.dir, sampleReport()); err != nil {
+					t.Errorf("WriteFiles after PrepareDir(%s): %v", tc.dir, err)
+				}
+				entries, _ := os.ReadDir(tc.dir)
+				if len(entries) != len(reportFiles) {
+					t.Errorf("%s holds %d entries after writing; want the %d reports and no probe left", tc.dir, len(entries), len(reportFiles))
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("PrepareDir(%s) = %v; want an error naming %q", tc.dir, err, tc.want)
+			}
+		})
 	}
 }

@@ -51,8 +51,26 @@ func newBenchCmd() *cobra.Command {
 
 func runBench(ctx context.Context, cmd *cobra.Command, f benchFlags, names []string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := checkBenchFlags(f, names, cmd.Flags().Changed); err != nil {
+		return err
+	}
 	if f.list {
 		return listScenarios(stdout, f.quick)
+	}
+	if f.out != "" {
+		// Before the first run, not after the last: a bad --out must not
+		// cost minutes of runs and their results.
+		created, err := bench.PrepareDir(f.out)
+		if err != nil {
+			return fmt.Errorf("--out %s: %w", f.out, err)
+		}
+		if created {
+			defer func() { // nothing written (a bad selection): leave no empty directory
+				if entries, err := os.ReadDir(f.out); err == nil && len(entries) == 0 {
+					os.Remove(f.out)
+				}
+			}()
+		}
 	}
 	opts := bench.Options{
 		Scenarios: names,
@@ -92,6 +110,26 @@ func runBench(ctx context.Context, cmd *cobra.Command, f benchFlags, names []str
 	}
 	fmt.Fprintf(stdout, "\nbench took %s\n", time.Since(started).Round(100*time.Millisecond))
 	return err
+}
+
+// checkBenchFlags refuses flag values that would otherwise mean something
+// other than what was typed: --models ',' (every scenario's own models),
+// an empty --out (no files), --list with a selection it ignores.
+func checkBenchFlags(f benchFlags, names []string, changed func(string) bool) error {
+	if changed("models") {
+		for i, m := range strings.Split(f.models, ",") {
+			if strings.TrimSpace(m) == "" {
+				return fmt.Errorf("--models %q: model %d is empty", f.models, i+1)
+			}
+		}
+	}
+	if changed("out") && f.out == "" {
+		return errors.New(`--out "": want a directory, or leave the flag out`)
+	}
+	if f.list && (len(names) > 0 || changed("models") || changed("out")) {
+		return errors.New("--list prints the catalogue and runs nothing: drop the scenarios, --models and --out")
+	}
+	return nil
 }
 
 // wantsPeers reports whether a selection can use peer frameworks at all.
@@ -197,6 +235,9 @@ func newBenchReportCmd() *cobra.Command {
 		Short: "Print the report of a results.json again, and rewrite report.md and report.html",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("out") && out == "" {
+				return errors.New(`--out "": want a directory, or leave the flag out`)
+			}
 			report, err := bench.ReadJSONFile(args[0])
 			if err != nil {
 				return err

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,5 +83,92 @@ func TestBenchErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("loom %s = %v; want an error containing %q", strings.Join(tt.args, " "), err, tt.want)
 		}
+	}
+}
+
+// execBench runs `loom bench args...` and returns what it wrote to stderr,
+// where every run prints its progress line.
+func execBench(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := newRootCmd()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(append([]string{"bench"}, args...))
+	err := cmd.ExecuteContext(context.Background())
+	return errOut.String(), err
+}
+
+// TestBenchRefusesBadFlagsBeforeRunning gives flag values that once ran
+// something else (--models ',' every default model) or failed only after
+// every run (--out): each must be an error naming the flag and its value,
+// before any run starts.
+func TestBenchRefusesBadFlagsBeforeRunning(t *testing.T) {
+	t.Setenv(mainEnv, "1") // should a run start after all, its server is this binary
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := []string{"--quick", "hello", "--peers=false"}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--models", ","}, []string{"--models", `","`, "empty"}},
+		{[]string{"--models", ""}, []string{"--models", `""`}},
+		{[]string{"--models", "virtual,,pool:4"}, []string{"--models", "model 2 is empty"}},
+		{[]string{"--models", "virtual,"}, []string{"--models", "model 2 is empty"}},
+		{[]string{"--models", "virtual", "--out", ""}, []string{"--out", `""`}},
+		{[]string{"--models", "virtual", "--out", file}, []string{"--out", file, "not a directory"}},
+		// Unwritable even for root: nothing can be created under a file.
+		{[]string{"--models", "virtual", "--out", filepath.Join(file, "sub")}, []string{"--out", "not a directory"}},
+	} {
+		stderr, err := execBench(t, append(append([]string(nil), run...), tc.args...)...)
+		if err == nil {
+			t.Errorf("loom bench %q: accepted; want an error naming %q", tc.args, tc.want)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("loom bench %q: %v; want it to name %q", tc.args, err, w)
+			}
+		}
+		if stderr != "" {
+			t.Errorf("loom bench %q printed %q before failing; want no run started", tc.args, stderr)
+		}
+	}
+}
+
+func TestBenchListRefusesASelection(t *testing.T) {
+	for _, args := range [][]string{
+		{"--list", "hello"},
+		{"--list", "--models", "virtual"},
+		{"--list", "--out", t.TempDir()},
+	} {
+		if _, err := execBench(t, args...); err == nil || !strings.Contains(err.Error(), "--list") {
+			t.Errorf("loom bench %q: %v; want an error naming --list", args, err)
+		}
+	}
+	if _, err := execBench(t, "--list", "--quick"); err != nil {
+		t.Errorf("loom bench --list --quick: %v", err)
+	}
+}
+
+// TestBenchOutLeavesNoEmptyDirectory checks that a directory --out created
+// for a run that never started (an unknown scenario) is removed again.
+func TestBenchOutLeavesNoEmptyDirectory(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "new")
+	if _, err := execBench(t, "no-such-scenario", "--peers=false", "--out", out); err == nil {
+		t.Fatal("loom bench no-such-scenario: accepted")
+	}
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("stat %s: %v; want it removed again", out, err)
+	}
+}
+
+func TestBenchReportRefusesEmptyOut(t *testing.T) {
+	if _, err := execBench(t, "report", "results.json", "--out", ""); err == nil || !strings.Contains(err.Error(), `--out ""`) {
+		t.Errorf(`loom bench report --out "": %v; want an error naming --out ""`, err)
 	}
 }

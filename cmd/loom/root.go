@@ -8,6 +8,13 @@ import (
 
 // run builds the command tree and executes it with args.
 func run(ctx context.Context, args []string) error {
+	root := newRootCmd()
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+// newRootCmd builds the command tree.
+func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "loom",
 		Short:         "Decide where work runs, and prove the choice with numbers",
@@ -15,6 +22,5 @@ func run(ctx context.Context, args []string) error {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newLoadCmd(), newBenchCmd(), newServeScenarioCmd())
-	root.SetArgs(args)
-	return root.ExecuteContext(ctx)
+	return root
 }
