@@ -1,0 +1,112 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// tell queues msg from sender and wakes the mailbox. turn, if not nil, is
+// the actor whose turn is sending: its node list serves, and the wake waits
+// until its Receive returns (see woken). It returns an error only for a
+// bounded mailbox: a full one's Fail, or ctx's end while waiting.
+func (c *cell) tell(ctx context.Context, msg any, sender, turn *cell) error {
+	if c.future != nil {
+		if !c.future.deliver(msg) {
+			c.sys.deadLetter(c, msg, sender, errAnswered)
+		}
+		return nil
+	}
+	if c.capacity > 0 {
+		if err := c.reserve(ctx, msg, sender); err != nil {
+			return err
+		}
+	}
+	if turn == nil {
+		c.user.push(msg, sender, nil)
+		c.wake()
+		return nil
+	}
+	c.user.push(msg, sender, &turn.free)
+	if c.status.Load() == idle && c.status.CompareAndSwap(idle, scheduled) {
+		turn.woken = append(turn.woken, c)
+	}
+	return nil
+}
+
+// scheduleWoken hands the mailboxes woken during a Receive to their
+// dispatchers. Waking them when the Receive returns rather than at each Tell
+// keeps the executor's Go off the deep stack of the behaviour's code (a new
+// goroutine's stack would grow and be copied on every turn of the virtual
+// dispatcher), and lets a batch sent in one Receive be handled in one turn.
+func (c *cell) scheduleWoken() {
+	for i, w := range c.woken {
+		c.woken[i] = nil
+		w.disp.schedule(w)
+	}
+	c.woken = c.woken[:0]
+}
+
+// errAnswered marks a second reply to an Ask.
+var errAnswered = errors.New("actor: ask already answered")
+
+// errDropped marks a message DropNewest sent to dead letters.
+var errDropped = fmt.Errorf("%w: dropped", ErrMailboxFull)
+
+// reserve takes room for one message in a bounded mailbox.
+func (c *cell) reserve(ctx context.Context, msg any, sender *cell) error {
+	for {
+		if c.size.Add(1) <= c.capacity {
+			return nil
+		}
+		c.size.Add(-1)
+		switch c.overflow {
+		case DropNewest:
+			c.sys.deadLetter(c, msg, sender, errDropped)
+			return errDropped
+		case Fail:
+			err := fmt.Errorf("send to %s: %w (capacity %d)", c.path, ErrMailboxFull, c.capacity)
+			c.sys.deadLetter(c, msg, sender, err)
+			return err
+		}
+		// Wait: count ourselves as waiting, then look again, so that a
+		// message taken meanwhile sees us and leaves a hint.
+		c.waiters.Add(1)
+		if c.size.Add(1) <= c.capacity {
+			c.waiters.Add(-1)
+			return nil
+		}
+		c.size.Add(-1)
+		select {
+		case <-c.room:
+			c.waiters.Add(-1)
+		case <-ctx.Done():
+			c.waiters.Add(-1)
+			return fmt.Errorf("send to %s: %w", c.path, ctx.Err())
+		}
+	}
+}
+
+// taken frees the room of a message taken from a bounded mailbox.
+func (c *cell) taken() {
+	c.size.Add(-1)
+	if c.waiters.Load() > 0 {
+		select {
+		case c.room <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// sendSystem queues a system message and wakes the mailbox.
+func (c *cell) sendSystem(msg any) {
+	c.system.push(msg, nil, nil)
+	c.wake()
+}
+
+// wake schedules a turn if the mailbox is idle.
+func (c *cell) wake() {
+	if c.status.Load() == idle && c.status.CompareAndSwap(idle, scheduled) {
+		c.disp.schedule(c)
+	}
+}
