@@ -4,10 +4,16 @@
 // requests and their outcome — so that a test can drive a page and then
 // say that it loaded nothing it should not and logged no error.
 //
-// It is imported by tests only. Chromium is found on PATH as chromium or
-// chromium-browser; `.ci/run` installs Debian's chromium package. Without
-// it a test fails when the environment variable CI is set, and is skipped
-// otherwise with a message saying how to install it.
+// It is imported by tests only:
+//
+//	tab := browsertest.Start(t) // a fresh headless browser, closed when t ends
+//	tab.Do(t, "open the page", chromedp.Navigate(url), chromedp.Click(chromedp.ID("add")))
+//	tab.CheckClean(t, "open the page") // no console error, no failed request
+//
+// Chromium is found on PATH as chromium or chromium-browser; `.ci/run`
+// installs Debian's chromium package. Without it a test fails when the
+// environment variable CI is set, and is skipped otherwise with a message
+// saying how to install it.
 package browsertest
 
 import (
@@ -39,8 +45,8 @@ const Timeout = 3 * time.Minute
 // Timeout.
 const StepTimeout = 30 * time.Second
 
-// Binaries are the names looked up on PATH, in order.
-var Binaries = []string{"chromium", "chromium-browser"}
+// binaries are the names looked up on PATH, in order.
+var binaries = []string{"chromium", "chromium-browser"}
 
 // installHint says how to get a browser, for the skip or failure message.
 const installHint = "install Chromium (Debian or Ubuntu: apt-get install -y chromium; .ci/run does it), " +
@@ -51,15 +57,15 @@ const installHint = "install Chromium (Debian or Ubuntu: apt-get install -y chro
 // browser tests, and is skipped otherwise.
 func Find(t testing.TB) string {
 	t.Helper()
-	for _, name := range Binaries {
+	for _, name := range binaries {
 		if path, err := exec.LookPath(name); err == nil {
 			return path
 		}
 	}
 	if os.Getenv("CI") != "" {
-		t.Fatalf("no Chromium on PATH (looked for %s) and CI is set: %s", strings.Join(Binaries, ", "), installHint)
+		t.Fatalf("no Chromium on PATH (looked for %s) and CI is set: %s", strings.Join(binaries, ", "), installHint)
 	}
-	t.Skipf("no Chromium on PATH (looked for %s): %s", strings.Join(Binaries, ", "), installHint)
+	t.Skipf("no Chromium on PATH (looked for %s): %s", strings.Join(binaries, ", "), installHint)
 	return ""
 }
 
