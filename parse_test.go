@@ -350,8 +350,10 @@ func FuzzParse(f *testing.F) {
 			if !strings.HasPrefix(err.Error(), "parse executor spec ") || !errors.Is(err, ErrBadSpec) {
 				t.Fatalf("ParseSpec(%q) error = %v; want ErrBadSpec starting %q", spec, err, "parse executor spec ")
 			}
-			if len(err.Error()) > 400 {
-				t.Fatalf("ParseSpec(%q) error is %d bytes; want a bounded excerpt", spec, len(err.Error()))
+			// The excerpts are bounded in bytes of the spec, and a byte
+			// quotes to at most four characters (\xff); 200 for the rest.
+			if most := 4*(specExcerpt+partExcerpt) + 200; len(err.Error()) > most {
+				t.Fatalf("ParseSpec(%q) error is %d bytes; want at most %d", spec, len(err.Error()), most)
 			}
 			return
 		}
