@@ -29,10 +29,14 @@ type Task func(ctx context.Context)
 //     gives up, a goroutine whose task ignores the cancellation of its context
 //     ends when that task returns.
 type Executor interface {
-	// Go runs t asynchronously.
+	// Go admits t to run asynchronously and returns without waiting for it.
+	// It blocks only under FullWait while there is no room, until there is
+	// or ctx ends. It returns nil once t is admitted, or ErrRejected,
+	// ErrClosed or ctx.Err() without running t.
 	Go(ctx context.Context, t Task) error
-	// Run runs t and waits for it to finish, on the caller's goroutine where
-	// the execution model allows it.
+	// Run admits t like Go and waits for it to return, running it on the
+	// caller's goroutine where the execution model allows it. It returns nil
+	// once t has returned (or panicked), or an error as Go does.
 	Run(ctx context.Context, t Task) error
 	// Shutdown stops admitting tasks and waits for admitted ones to finish.
 	// When ctx ends first, it cancels the running tasks' contexts and returns

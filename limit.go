@@ -8,34 +8,20 @@ import (
 	"sync"
 )
 
-// Limit returns an executor that runs each task on its own goroutine, at most
-// n at once: Spring's concurrency limit, or "cap in-flight requests". It is
-// for shedding load: past the limit, work is refused fast (a 503) instead of
-// piling up until memory runs out.
-//
-// Defaults: Queue(0) and Full(FullReject): a task is admitted only if it can start
-// at once, otherwise Go and Run return ErrRejected. Queue(q) lets up to q
-// admitted tasks wait for a running slot. Full(FullWait) makes a caller that
-// finds the running slots and the queue full wait for room until its context
-// ends, then return the context's error; such callers are not counted in
-// Stats.Queued, so Queue bounds the queue under both policies. Waiting is
-// first come, first served: a slot or room that frees up goes straight to
-// the task or caller that has waited longest, and nobody takes it past them.
-// (A task submitted with Go queues once its goroutine has started, so tasks
-// submitted at nearly the same moment may start in either order.)
-// Once admitted, a task runs even if its submit context ends meanwhile (the
-// task sees the context's error).
-//
-// Go starts a goroutine that carries the pprof labels executor=<name> and
-// kind=limit. Run executes the task inline on the caller's goroutine once it
-// has a slot (no hand-off; the caller keeps its pprof labels). A panicking
-// task is recovered and reported. Run allocates nothing beyond the caller's
-// closure when the submit context is context.Background (a cancellable one
-// costs a derived context, two allocations); neither does Go, which recycles
-// what it hands to the new goroutine. Admission is one compare-and-swap
-// while nobody waits; a caller that must wait queues under a mutex and parks
-// on a recycled channel of its own, and is woken by the task that frees its
-// slot. Limit is safe for concurrent use. It panics if n is not positive.
+// Limit returns an executor that runs each task on its own goroutine, at
+// most n at once: a concurrency limit for shedding load. Defaults: Queue(0)
+// and Full(FullReject), so Go and Run return ErrRejected at once unless the
+// task can start. Queue(q) lets q admitted tasks wait for a slot;
+// Full(FullWait) makes a caller that finds no room block until there is, or
+// until its context ends (then it returns ctx.Err(); such callers do not
+// count in Stats.Queued). Waiting is first come, first served. Go returns
+// once the task is admitted; Run runs it on the caller's goroutine once it
+// has a slot and returns when it does. After Shutdown both return ErrClosed.
+// An admitted task runs even if its submit context ends. Go's goroutines
+// carry the pprof labels executor=<name> and kind=limit; a panicking task is
+// recovered and reported. Neither Go nor Run allocates beyond the caller's
+// closure with a context.Background submit context. Safe for concurrent use.
+// It panics if n is not positive.
 func Limit(n int, opts ...Option) Executor {
 	if n <= 0 {
 		panic(fmt.Sprintf("loom: limit executor needs a positive limit, got %d", n))

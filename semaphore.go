@@ -13,17 +13,9 @@ import (
 // look full, so that a newcomer queues too instead of taking a token past the
 // queue, and a returned token goes straight to the waiter at the head: it
 // stays counted as held, and the waiter wakes up owning it. Each waiter has
-// its own channel, so returning n tokens wakes n waiters at once rather than
-// one after the other.
-//
-// The price of that order: a freed token waits for its waiter to be
-// scheduled, while a caller already running could have used it at once. On a
-// saturated CPU, where the woken waiter queues behind other runnable
-// goroutines, a closed loop of callers that resubmit at once keeps the
-// tokens less busy than letting them barge would (in a test with 100 such
-// callers, 16 tokens and CPU spinners, 77% busy against 83%), but nobody
-// starves: with barging, the slowest of 10,000 calls took 6-8 s, against
-// under 0.8 s in arrival order.
+// its own channel, so returning n tokens wakes n waiters at once. Arrival
+// order costs some utilisation on a saturated CPU and stops starvation;
+// docs/executors.md has the figures.
 //
 // Once closed, the semaphore hands out no more tokens, its waiters return
 // closed, and idle is closed when the last token comes back.
