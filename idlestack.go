@@ -23,26 +23,30 @@ type idleStack struct {
 	// costs a pool that is not saturated no atomic operation per task.
 	busy int64
 	peak *atomic.Int64
+	// submitted is the pool's count of tasks sent to its queue, raised by
+	// each submitter after its send (see pool.queued).
+	submitted *atomic.Uint64
 }
 
 // push lists w as parked, unless the stack is closed (ok false) or a task
 // is waiting in queue: then it takes that task into w's slot and leaves w
 // unlisted (listed false).
 //
-// The queue is looked at after parked says a worker is parked, with a
-// channel operation, which reads the queue's length atomically: a submitter
-// queues its task and then reads parked to find a worker to wake, so one of
-// the two sees the other and no task sleeps in the queue beside a parked
-// worker (the worker woken may be another: it looks at the queue too).
-// This pairing leans on the runtime rather than on the Go memory model,
-// under which a receive that finds nothing orders nothing: it holds because
-// that receive reads the queue's length with an atomic load, and the
-// submitter's send releases the channel's lock before it reads parked.
-// It is looked at under the lock, so that nobody pops w in between: a worker
-// popped after taking a task itself would hold two, the second waiting
-// behind the first where Shutdown cannot count it and Pool(1)'s order does
-// not hold. The queue closes only after the stack, so under the lock, with the
-// stack open, a receive never finds it closed.
+// Listing w and then reading submitted, before looking at the queue, is the
+// worker's side of the Dekker pair described at pool.queued. When the stack
+// was empty, listing w writes parked; when it was not, parked was set by a
+// push that happened before ours (through the lock), and stays set until a
+// pop empties the stack, which pops w too. A submitted of 0 means that no
+// task was ever sent to the queue, and that any sent from now on comes after
+// this read in the total order, so its submitter sees w: the receive is
+// skipped, which saves a pool that never queues a channel operation per
+// park.
+//
+// The queue is looked at under the lock, so that nobody pops w in between:
+// a worker popped after taking a task itself would hold two, the second
+// waiting behind the first where Shutdown cannot count it and Pool(1)'s
+// order does not hold. The queue closes only after the stack, so under the
+// lock, with the stack open, a receive never finds it closed.
 func (s *idleStack) push(w *worker, queue <-chan job) (listed, ok bool) {
 	if !s.mu.TryLock() { // s.lock, open-coded on the two hottest paths
 		s.lockSlow()
@@ -59,13 +63,15 @@ func (s *idleStack) push(w *worker, queue <-chan job) (listed, ok bool) {
 	if len(s.workers) == 1 {
 		s.parked.Store(1)
 	}
-	select {
-	case w.slot = <-queue:
-		s.popLocked() // w, on top
-		s.workingLocked(w)
-		s.mu.Unlock()
-		return false, true
-	default:
+	if s.submitted.Load() != 0 {
+		select {
+		case w.slot = <-queue:
+			s.popLocked() // w, on top
+			s.workingLocked(w)
+			s.mu.Unlock()
+			return false, true
+		default:
+		}
 	}
 	s.mu.Unlock()
 	return true, true

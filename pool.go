@@ -7,41 +7,25 @@ import (
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
-// Pool returns an executor with a fixed number of long-lived worker
-// goroutines and a queue: the classic thread pool (Undertow's worker pool,
-// Tomcat's maxThreads, Akka's fork-join dispatcher).
+// Pool returns an executor with workers long-lived goroutines and a FIFO
+// queue: the classic fixed thread pool. The workers start at once, with the
+// pprof labels executor=<name> and kind=pool.
 //
-// At most workers tasks run at once; tasks wait in FIFO order, so Pool(1)
-// runs tasks one at a time in the order they were admitted (tasks submitted
-// concurrently are admitted in no particular order).
-// Defaults: Queue(workers) and Full(FullWait): when every worker is busy and the
-// queue is full, Go and Run wait for room until their context ends
-// (backpressure), which is how a JVM server with a fixed pool queues
-// requests. With Full(FullReject) they return ErrRejected at once instead.
-// With Queue(0) a task is admitted only if a worker is waiting for work at
-// that instant; a worker that is just finishing a task, or has just been
-// started, is not yet waiting.
-//
-// Go hands the task to an idle worker, or to the queue if none is idle or
-// tasks are already queued, and returns. Run does the same and waits for the
-// task to return; once a task is admitted, it runs even if the
-// submit context ends meanwhile (the task sees the context's error).
-// A panicking task is recovered and reported, and its worker goes on.
-// A task that calls Run on its own pool waits for a worker like anyone else:
-// if every worker does so at once, none is left to run them.
-// The hot path allocates nothing beyond the caller's closure when the submit
-// context is context.Background: tasks travel by value, a Run handed to a
-// parked worker waits on that worker's channel (a queued one on a recycled
-// channel), and each worker counts its tasks on a cache line of its own. A
-// cancellable submit context costs a derived context per task (two
-// allocations), so that Shutdown can cancel it.
-//
-// The workers are started at once and carry the pprof labels
-// executor=<name> and kind=pool. Pool is safe for concurrent use.
-// It panics if workers is not positive.
+// At most workers tasks run at once; Pool(1) runs tasks one at a time, in
+// the order they were admitted. Defaults: Queue(workers) and Full(FullWait).
+// Go admits the task, to a parked worker or to the queue, and returns; Run
+// admits it and blocks until it returns. When every worker is busy and the
+// queue is full, both block until there is room or ctx ends (then they
+// return ctx.Err()); under Full(FullReject) they return ErrRejected at once.
+// With Queue(0) a task is admitted only while a worker is parked waiting for
+// one. After Shutdown has begun they return ErrClosed. An admitted task runs
+// even if ctx ends meanwhile (the task sees ctx's error); a panic in it is
+// recovered and reported (see PanicHandler). A task that calls Run on its own
+// pool waits for a worker like any caller. Per task, nothing is allocated
+// unless ctx is cancellable (then two allocations). Pool is safe for
+// concurrent use; it panics if workers is not positive.
 func Pool(workers int, opts ...Option) Executor {
 	return newPool(KindPool, workers, false, opts)
 }
@@ -69,11 +53,9 @@ type pool struct {
 	core
 	lockThread bool
 	// tasks is the shared FIFO queue. A worker that finds it empty parks on
-	// its own channel, listed in idle, and a submitter that finds the queue
-	// empty hands its task straight to such a worker: with every parked
-	// worker waiting on one channel, submitters and workers fought over that
-	// channel's lock on every task (a third of BenchmarkRunParallel's time
-	// went to spinning on it).
+	// a channel of its own, listed in idle, and a submitter that finds it
+	// empty hands its task straight to a parked worker (docs/executors.md
+	// says why not one channel for every parked worker).
 	tasks    chan job
 	idleHint chan struct{} // see waiters; nil unless Queue(0)
 	alive    atomic.Int64  // workers not yet exited
@@ -138,7 +120,7 @@ func newPool(kind Kind, workers int, lock bool, opts []Option) *pool {
 		cfg.full = FullWait
 	}
 	p := &pool{lockThread: lock, tasks: make(chan job, cfg.queue), done: make(chan struct{})}
-	p.idle.peak = &p.peak
+	p.idle.peak, p.idle.submitted = &p.peak, &p.submitted
 	if cfg.queue == 0 {
 		// With a queue, a waiting submitter waits for room in it, and every
 		// worker looks at the queue before it parks: no hint is needed, and
@@ -164,72 +146,41 @@ func (p *pool) work(w *worker) {
 	pprof.SetGoroutineLabels(p.labels)
 	stopped := false
 	defer func() {
-		if !stopped {
-			// A task (or the panic handler) called runtime.Goexit, which
-			// ends this goroutine whatever we do: a replacement takes over
-			// w, still busy, so the pool keeps its size.
-			go p.work(w)
+		if stopped {
+			return
 		}
+		// A task (or the panic handler) called runtime.Goexit, which ends
+		// this goroutine whatever we do. The task is counted (core.count
+		// does that in a deferred call); answer its Run, and let a
+		// replacement take over w, still busy, so the pool keeps its size.
+		j := w.slot
+		w.slot = job{}
+		answer(&j, nil)
+		go p.work(w)
 	}()
-	for p.serve(w) {
-		// A task panicked; serve recovered and reported it.
-	}
+	p.serve(w)
 	stopped = true
 	if p.alive.Add(-1) == 0 {
 		close(p.done)
 	}
 }
 
-// serve runs tasks until the pool is shut down and its queue is empty, and
-// returns false; or until a task panics, and returns true once it has
-// reported the panic. A task that calls runtime.Goexit ends the goroutine
-// (work then starts a replacement).
-//
-// One deferred call per serve, rather than one per task, recovers panics and
-// finishes the bookkeeping of a task that did not return: with no defer, no
-// extra frame and no derived context, a task whose submit context is
-// context.Background costs the worker little more than the call.
-func (p *pool) serve(w *worker) (again bool) {
-	// The task running, if any, is the one in w's slot: a task taken from
-	// the queue goes there too, so none is copied on its way to running.
+// serve runs tasks until the pool is shut down and its queue is empty. The
+// task running is always the one in w's slot: a task taken from the queue
+// goes there too, so none is copied on its way to running. core.run keeps
+// the books of every task and recovers its panic, as on every executor.
+func (p *pool) serve(w *worker) {
 	j := &w.slot
-	var start time.Duration
-	inline := false // j runs here, not in core.run, which keeps its own books
-	tl := w.tl
-	defer func() {
-		if j.task == nil {
-			return // no task was running: shut down
-		}
-		done := *j
-		*j = job{}
-		// Answer last, so that a Run returns once its task is accounted
-		// for, panic included; deferred, so that it answers even if the
-		// panic handler calls runtime.Goexit.
-		defer answer(&done, nil)
-		v := recover()
-		if inline {
-			// Counted before the panic handler runs, for the same reason.
-			if done.admitted != 0 {
-				p.timed(start)
-			}
-			tl.completed.Add(1)
-		}
-		if v != nil {
-			p.recovered(v)
-		}
-		// A panic was recovered: serve again. (After runtime.Goexit the
-		// goroutine ends whatever serve returns. Under GODEBUG=panicnil=1,
-		// recover returns nil for panic(nil), which stops the panic all the
-		// same: serving again is right then too.)
-		again = true
-	}()
 	closed := false
 	for {
-		ok := true
 		if closed {
 			// Shut down: run what is left in the queue.
-			*j, ok = <-p.tasks
+			var ok bool
+			if *j, ok = <-p.tasks; !ok {
+				return
+			}
 		} else {
+			ok := true
 			// len is only a hint, read without synchronising: park looks
 			// at the queue again, properly, before the worker sleeps.
 			// Skipping an empty queue here saves a channel operation on
@@ -247,12 +198,9 @@ func (p *pool) serve(w *worker) (again bool) {
 				closed = true
 				continue
 			}
-		}
-		if !ok {
-			return false
-		}
-		if j.task == nil {
-			continue // a wake-up: look at the queue again
+			if j.task == nil {
+				continue // a wake-up: look at the queue again
+			}
 		}
 		if !w.busy {
 			// Taken from the queue after a wake-up, or at shutdown: the
@@ -261,32 +209,16 @@ func (p *pool) serve(w *worker) (again bool) {
 			// stays busy, and a worker handed a task was counted by take.
 			p.idle.working(w)
 		}
-		tl.taken.Add(1)
+		w.tl.taken.Add(1)
 		if p.abandoning.Load() {
 			// Un-take before counting as abandoned: see pool.taskCounts.
-			tl.taken.Add(^uint64(0))
+			w.tl.taken.Add(^uint64(0))
 			p.abandoned.Add(1)
 			answer(j, ErrAbandoned)
-			*j = job{}
-			continue
-		}
-		if j.ctx == context.Background() {
-			// No values and no cancellation: the pool's own context is an
-			// exact substitute, and a panic comes to the deferred call.
-			inline = true
-			if j.admitted != 0 {
-				start = p.started(j.admitted)
-			}
-			j.task(p.stop)
-			if j.admitted != 0 {
-				p.timed(start)
-			}
-			tl.completed.Add(1)
-			inline = false
 		} else {
-			p.run(j.ctx, j.task, j.admitted, &tl.completed)
+			p.run(j.ctx, j.task, j.admitted, &w.tl.completed)
+			answer(j, nil)
 		}
-		answer(j, nil)
 		*j = job{}
 	}
 }
@@ -372,9 +304,11 @@ func (p *pool) queue(ctx context.Context, j job) error {
 	}
 	defer p.gate.exit()
 	j.admitted = p.stamp(p.submitted.Load())
-	if p.enqueue(j) {
-		p.submitted.Add(1)
+	select {
+	case p.tasks <- j:
+		p.queued()
 		return nil
+	default:
 	}
 	if p.full == FullReject {
 		p.rejected.Add(1)
@@ -384,13 +318,15 @@ func (p *pool) queue(ctx context.Context, j job) error {
 }
 
 // wait waits for room for j in the queue, or for a parked worker when there
-// is no queue. It is submit's slow path, kept apart so that submit's few
-// returns let the compiler open-code its deferred gate exit: a defer it
-// cannot open-code costs Go a trip through the runtime's panic machinery
-// per task. The caller is inside the gate.
+// is no queue. It is queue's slow path, kept apart so that queue's few
+// returns let the compiler open-code its deferred gate exit. The caller is
+// inside the gate.
 func (p *pool) wait(ctx context.Context, j job) error {
-	// Counting ourselves as waiting before looking again pairs with park,
-	// which lists its worker before reading waiters.
+	// Without a queue, a waiting submitter and a parking worker are a
+	// Dekker pair, as queued and idleStack.push are: we write waiters and
+	// then read the stack's parked flag (in handOff); park writes parked and
+	// then reads waiters. Both are sequentially consistent atomics, so at
+	// least one of us sees the other: we find the worker, or it hints.
 	if p.idleHint != nil {
 		p.waiters.Add(1)
 		defer p.waiters.Add(-1)
@@ -407,8 +343,7 @@ func (p *pool) wait(ctx context.Context, j job) error {
 		}
 		select {
 		case p.tasks <- j:
-			p.wakeIdle()
-			p.submitted.Add(1)
+			p.queued()
 			return nil
 		case <-p.idleHint:
 		case <-ctx.Done():
@@ -451,23 +386,22 @@ func (p *pool) idleWorker(j *job) *worker {
 	return w
 }
 
-// enqueue queues j if there is room, without waiting, and wakes a parked
-// worker for it. It reports whether j was queued, which the caller counts as
-// submitted (hand-offs to a parked worker are handOff's, counted by the idle
-// stack). The caller is inside the gate.
-func (p *pool) enqueue(j job) bool {
-	select {
-	case p.tasks <- j:
-		p.wakeIdle()
-		return true
-	default:
-		return false
-	}
-}
-
-// wakeIdle follows the queueing of a task: a worker may have parked after
-// the submitter looked for one, and must not sleep while the task waits.
-func (p *pool) wakeIdle() {
+// queued follows the queueing of a task: it counts the task as submitted
+// and then wakes a parked worker, if any, to take it.
+//
+// This is one side of a Dekker pair with idleStack.push, which lists a
+// parking worker (writing the stack's parked flag when the stack was empty)
+// and then reads submitted before it looks at the queue. Both sides write
+// and then read sequentially consistent atomics, and the Go memory model
+// orders all of those in one total order, so at least one side sees the
+// other's write. If the worker's read of submitted comes after our Add, our
+// send happened before its look at the queue, which then finds the task
+// (or another worker has taken it). Otherwise our read of parked comes after
+// the worker was listed, and we pop and wake a worker: this one, or another
+// that looks at the queue in turn. Either way no task sleeps in the queue
+// beside a parked worker.
+func (p *pool) queued() {
+	p.submitted.Add(1)
 	if p.idle.any() {
 		if w := p.idle.pop(); w != nil {
 			w.give(job{})

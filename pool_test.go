@@ -244,3 +244,64 @@ func TestPoolPeakRunning(t *testing.T) {
 		t.Errorf("Stats completed, peak = %d, %d; want 12, 3", s.Completed, s.PeakRunning)
 	}
 }
+
+// TestPoolWakesParkedWorker guards the hand-off between a submitter that
+// queues a task and a worker that parks at that moment (pool.queued and
+// idleStack.push): if neither saw the other, the task would sleep in the
+// queue beside a parked worker, and with nothing else submitted nobody
+// would wake it (a lost wake-up). Each round, a few goroutines submit with
+// Go and Run to a pool whose workers are parking after the previous round,
+// and nothing more is submitted until every task of the round has run. A
+// round takes microseconds; one that has not ended after roundLimit has lost
+// a wake-up. The rounds are bounded in number and in time (budget per
+// case); the test fails only on a round that never ends.
+func TestPoolWakesParkedWorker(t *testing.T) {
+	const rounds, submitters, each = 100000, 3, 2
+	const roundLimit, budget = 10 * time.Second, time.Second
+	for _, tc := range []struct{ workers, queue int }{
+		{1, 0}, {1, 1}, {1, 8}, {2, 0}, {2, 1}, {2, 8},
+	} {
+		t.Run(fmt.Sprintf("workers=%d,queue=%d", tc.workers, tc.queue), func(t *testing.T) {
+			e := Pool(tc.workers, Queue(tc.queue))
+			defer shutdownWithin(t, e)
+			ran := make(chan struct{}, submitters*each)
+			task := func(context.Context) { ran <- struct{}{} }
+			timer := time.NewTimer(roundLimit)
+			defer timer.Stop()
+			end := time.Now().Add(budget)
+			for r := 0; r < rounds && time.Now().Before(end); r++ {
+				var wg sync.WaitGroup
+				for s := range submitters {
+					wg.Go(func() {
+						submit := e.Go
+						if s == submitters-1 {
+							submit = e.Run
+						}
+						for range each {
+							if err := submit(context.Background(), task); err != nil {
+								t.Errorf("submit = %v; want nil", err)
+								ran <- struct{}{}
+							}
+						}
+					})
+				}
+				timer.Reset(roundLimit)
+				for range submitters * each {
+					select {
+					case <-ran:
+					case <-timer.C:
+						p := e.(*pool)
+						t.Errorf("round %d: a task has not run after %v (lost wake-up?): queued %d, parked %v",
+							r, roundLimit, len(p.tasks), p.idle.any())
+						// Shutdown wakes the parked workers; the submitters
+						// must be done before the test ends.
+						shutdownWithin(t, e)
+						wg.Wait()
+						return
+					}
+				}
+				wg.Wait()
+			}
+		})
+	}
+}
