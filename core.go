@@ -141,9 +141,9 @@ func (c *core) stamp(n uint64) int64 {
 func (c *core) run(parent context.Context, t Task, admitted int64, done *atomic.Uint64) {
 	if parent == context.Background() {
 		// No values and no cancellation: the executor's own context is an
-		// exact substitute, and costs nothing. Looked at first, as the
-		// commonest and cheapest case: the comparison costs a context of
-		// another type two instructions.
+		// exact substitute, and costs nothing. Looked at first: it is the
+		// commonest case, and a context of another type fails the
+		// comparison at its first step (the type words differ).
 		c.count(c.stop, t, admitted, done)
 		return
 	}

@@ -48,9 +48,7 @@ type idleStack struct {
 // order does not hold. The queue closes only after the stack, so under the
 // lock, with the stack open, a receive never finds it closed.
 func (s *idleStack) push(w *worker, queue <-chan job) (listed, ok bool) {
-	if !s.mu.TryLock() { // s.lock, open-coded on the two hottest paths
-		s.lockSlow()
-	}
+	s.mu.Lock()
 	if w.busy {
 		w.busy = false
 		s.busy--
@@ -77,35 +75,12 @@ func (s *idleStack) push(w *worker, queue <-chan job) (listed, ok bool) {
 	return true, true
 }
 
-// lock takes mu. Submitters and parking workers hold it for a few
-// nanoseconds, and sync.Mutex, when it finds it held, spins in rounds of
-// PAUSE instructions that on some CPUs (AMD Zen: tens of cycles each) last
-// far longer than that. Trying again at once, a bounded number of times,
-// takes it sooner: BenchmarkGoParallel and BenchmarkRunParallel on Pool ran
-// 11% and 5% faster on the project's 2-core EPYC machine (bench/peers, 30-40
-// alternating runs). A holder that is descheduled meanwhile costs the caller
-// the 64 tries before it sleeps in Lock.
-func (s *idleStack) lock() {
-	if !s.mu.TryLock() {
-		s.lockSlow()
-	}
-}
-
-func (s *idleStack) lockSlow() {
-	for range 63 {
-		if s.mu.TryLock() {
-			return
-		}
-	}
-	s.mu.Lock()
-}
-
 // any reports whether a worker is parked, without the lock.
 func (s *idleStack) any() bool { return s.parked.Load() != 0 }
 
 // pop takes the worker on top, or returns nil if none is parked.
 func (s *idleStack) pop() *worker {
-	s.lock()
+	s.mu.Lock()
 	w := s.popLocked()
 	s.mu.Unlock()
 	return w
@@ -115,9 +90,7 @@ func (s *idleStack) pop() *worker {
 // as submitted: it returns the worker, or nil if none is parked, and the
 // task's number among those handed over.
 func (s *idleStack) take() (*worker, uint64) {
-	if !s.mu.TryLock() { // s.lock, open-coded on the two hottest paths
-		s.lockSlow()
-	}
+	s.mu.Lock()
 	w := s.popLocked()
 	handed := s.handed
 	if w != nil {
@@ -132,7 +105,7 @@ func (s *idleStack) take() (*worker, uint64) {
 
 // working counts w as busy: it took a task without the stack's help.
 func (s *idleStack) working(w *worker) {
-	s.lock()
+	s.mu.Lock()
 	s.workingLocked(w)
 	s.mu.Unlock()
 }
@@ -161,14 +134,14 @@ func (s *idleStack) popLocked() *worker {
 
 // handedCount returns how many tasks take has counted.
 func (s *idleStack) handedCount() uint64 {
-	s.lock()
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.handed
 }
 
 // close stops the stack and returns the workers parked on it.
 func (s *idleStack) close() []*worker {
-	s.lock()
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
 	ws := s.workers
