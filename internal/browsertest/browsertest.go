@@ -71,7 +71,8 @@ func Find(t testing.TB) string {
 
 // A Tab is one page of a headless Chromium started for one test. Its
 // recording starts before the first navigation, so it holds every request
-// and message of the page.
+// and message of the page. Its methods are meant for the test's goroutine;
+// the recording itself is safe alongside the browser's event loop.
 type Tab struct {
 	ctx    context.Context
 	output *syncBuffer // the browser's own stdout and stderr
@@ -116,9 +117,12 @@ func Start(t testing.TB) *Tab {
 		cancelTab()
 		cancelAlloc()
 		cancelDeadline()
+		if out := tab.browserLog(); t.Failed() && out != "" {
+			t.Logf("the browser's last output:\n%s", out)
+		}
 	})
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start %s: %v\nits output:\n%s", path, err, tail(tab.output.String(), 20))
+		t.Fatalf("start %s: %v\nits output:\n%s", path, err, tab.browserLog())
 	}
 	tab.ctx = ctx
 	return tab
@@ -388,11 +392,18 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-// tail returns the last n lines of s.
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+// browserLog returns the last 20 lines the browser wrote, less its
+// complaints about D-Bus, which a container does not run: Chromium logs an
+// error for each service it looks for there.
+func (tab *Tab) browserLog() string {
+	var lines []string
+	for line := range strings.Lines(tab.output.String()) {
+		if !strings.Contains(line, ":ERROR:dbus/") {
+			lines = append(lines, strings.TrimRight(line, "\n"))
+		}
+	}
+	if len(lines) > 20 {
+		lines = lines[len(lines)-20:]
 	}
 	return strings.Join(lines, "\n")
 }
