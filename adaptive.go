@@ -69,6 +69,7 @@ type entry struct {
 	task     Task
 	admitted int64       // core.stamp
 	turn     chan result // Run's: told when the task's turn comes; nil for Go
+	err      error       // why it expired
 	next     *entry
 }
 
@@ -173,7 +174,7 @@ func (a *adaptive) submit(ctx context.Context, t Task, inline bool) error {
 func (a *adaptive) await(e *entry) error {
 	switch <-e.turn {
 	case expired:
-		return e.ctx.Err()
+		return e.err
 	case dropped:
 		return ErrAbandoned
 	}
@@ -226,7 +227,7 @@ func (a *adaptive) dispatch() {
 			}
 			continue
 		}
-		if e.ctx.Err() != nil {
+		if e.err = expiry(e.ctx); e.err != nil {
 			a.expired.Add(1)
 			if e.turn != nil {
 				e.turn <- expired
@@ -249,6 +250,19 @@ func (a *adaptive) dispatch() {
 		a.idleShut = true
 		close(a.idle)
 	}
+}
+
+// expiry returns why a task submitted with ctx must not start: ctx's error,
+// or context.DeadlineExceeded once its deadline has passed, even if the
+// timer that ends ctx has not fired yet (it can lag on a busy machine).
+func expiry(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // Shutdown stops admitting tasks and waits for the admitted ones, queued
