@@ -99,7 +99,7 @@ func (g *Group) Handle(method, path string, h http.Handler, opts ...Option) {
 
 // handle registers h with settings s.
 func (g *Group) handle(method, path string, h http.Handler, s routeSettings) {
-	rt := &route{app: g.app, executor: s.executor, bodyLimit: s.bodyLimit}
+	rt := &route{app: g.app, executor: s.executor, bodyLimit: s.bodyLimit, blocking: s.blocking}
 	g.app.track(rt.executor)
 	rt.neverWaits = rt.executor.Stats().Kind == loom.KindVirtual
 	if hf, ok := h.(HandlerFunc); ok {

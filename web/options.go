@@ -50,6 +50,7 @@ type appSettings struct {
 	writeTimeout time.Duration
 	errorHandler func(http.ResponseWriter, *http.Request, error)
 	server       func(*http.Server)
+	noWatch      bool // NoThreadWatch
 }
 
 // routeSettings are inherited from App to group to route; each level
@@ -61,6 +62,7 @@ type routeSettings struct {
 	bodyTimeout time.Duration
 	decorators  []func(http.Handler) http.Handler
 	dotfiles    bool
+	blocking    bool // Blocking
 }
 
 // envExecutor is what ExecutorFromEnv asked for.
@@ -169,6 +171,17 @@ func Use(decorators ...func(http.Handler) http.Handler) Option {
 	}}
 }
 
+// Blocking marks handlers that hold their OS thread while they wait — a cgo
+// call, a raw system call, a driver that blocks in C — so that each runs
+// inside loom.Blocking, under the process-wide bound of such calls (see
+// loom.SetBlockingLimit). A request that finds the bound full waits for its
+// turn while its client does, and is answered 503 with Retry-After if the
+// bound rejects or the request's deadline passes first. It applies to New,
+// groups and routes.
+func Blocking() Option {
+	return Option{name: "Blocking", where: scopeRoute, apply: func(c *config) { c.route.blocking = true }}
+}
+
 // ServeDotfiles lets Static and Files serve names with an element that
 // begins with "." (.env, .git/config, .well-known/…), which they refuse
 // with 404 by default. It applies to Files, Static, and to New and groups
@@ -189,6 +202,16 @@ func ServeDotfiles() Option {
 // Field names still match case-insensitively, as encoding/json matches them.
 func DisallowUnknownFields() Option {
 	return Option{name: "DisallowUnknownFields", where: scopeJSON, apply: func(c *config) { c.json.disallowUnknownFields = true }}
+}
+
+// NoThreadWatch stops Serve, ListenAndServe and Run from running a
+// loom.ThreadWatch while they serve. By default they run one with its
+// default marks: while the OS threads in use pass 80% of the process's
+// thread limit, every loom executor refuses new handlers, which are
+// answered 503 with Retry-After, instead of the process dying of thread
+// exhaustion. It applies to New.
+func NoThreadWatch() Option {
+	return Option{name: "NoThreadWatch", where: scopeApp, apply: func(c *config) { c.app.noWatch = true }}
 }
 
 // Logger sets the logger for errors, panics and the access log. Without it

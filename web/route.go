@@ -22,6 +22,7 @@ type route struct {
 	// make them derive a cancellable one per request; the handler reads
 	// r.Context() either way.
 	neverWaits bool
+	blocking   bool // Blocking: the handler runs inside loom.Blocking
 }
 
 // call carries one request into an executor. Calls are pooled and their
@@ -35,21 +36,24 @@ type call struct {
 	ran      bool
 	panicked any
 	task     loom.Task
+	serveFn  func() // c.serve, for loom.Blocking
 }
 
 var callPool = sync.Pool{New: func() any {
 	c := new(call)
 	c.task = c.run
+	c.serveFn = c.serve
 	return c
 }}
 
 // ServeHTTP hands the request to the route's executor and waits for the
 // handler. A rejection is answered at once with 503 and Retry-After; a
-// client that has gone before the handler starts is not served.
+// client that has gone before the handler starts is not served, and a
+// request whose deadline passes before it starts is answered 503.
 func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	if ctx.Err() != nil {
-		markClientClosed(w)
+	if err := ctx.Err(); err != nil {
+		unserved(w, err)
 		return
 	}
 	if r.ContentLength > rt.bodyLimit && rt.bodyLimit > 0 {
@@ -80,15 +84,35 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, loom.ErrRejected), errors.Is(err, loom.ErrClosed), errors.Is(err, loom.ErrAbandoned):
-		w.Header().Set("Retry-After", "1")
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte("server busy, retry later\n"))
+		serviceUnavailable(w)
 	case ctx.Err() != nil:
-		markClientClosed(w)
+		// Its context ended while it waited its turn: the executor
+		// dropped it unrun (loom's Stats.Expired).
+		unserved(w, ctx.Err())
 	default:
 		rt.app.renderError(w, r, err)
 	}
+}
+
+// serviceUnavailable answers a request refused for want of room: 503, and
+// Retry-After so that well-behaved clients back off.
+func serviceUnavailable(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "1")
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write([]byte("server busy, retry later\n"))
+}
+
+// unserved answers a request whose context ended before its handler ran:
+// nothing if the client has gone (recorded as 499), 503 if its deadline
+// passed while it waited (a decorator's timeout): the client is still there
+// and may retry.
+func unserved(w http.ResponseWriter, err error) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		serviceUnavailable(w)
+		return
+	}
+	markClientClosed(w)
 }
 
 // run is the task: it runs on whatever goroutine the executor chose. The
@@ -97,10 +121,26 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // already ends when the client goes or the server closes the connection.
 func (c *call) run(context.Context) {
 	r := c.r
-	if r.Context().Err() != nil {
-		markClientClosed(c.w)
+	if err := r.Context().Err(); err != nil {
+		unserved(c.w, err)
 		return
 	}
+	if c.rt.blocking {
+		if err := loom.Blocking(r.Context(), c.serveFn); err != nil {
+			if errors.Is(err, loom.ErrRejected) {
+				serviceUnavailable(c.w)
+			} else {
+				unserved(c.w, err)
+			}
+		}
+		return
+	}
+	c.serve()
+}
+
+// serve runs the handler.
+func (c *call) serve() {
+	r := c.r
 	c.ran = true
 	defer c.recover(r)
 	defer removeMultipart(r)

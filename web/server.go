@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/loomrt/loom"
 )
 
 // Server defaults, chosen so that a slow or hostile client cannot hold
@@ -49,6 +51,15 @@ func (a *App) ListenAndServe(ctx context.Context, addr string) error {
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err := a.Err(); err != nil {
 		return errors.Join(err, ln.Close(), a.Shutdown(context.WithoutCancel(ctx)))
+	}
+	if !a.settings.noWatch {
+		// Process-wide: while threads run short, every loom executor,
+		// this App's included, refuses new work (503) until they recover.
+		watch := &loom.ThreadWatch{Logger: a.logger}
+		if err := watch.Start(); err != nil {
+			return errors.Join(err, ln.Close(), a.Shutdown(context.WithoutCancel(ctx)))
+		}
+		defer watch.Close()
 	}
 	srv := a.newServer()
 	if d := a.settings.writeTimeout; d > 0 && srv.WriteTimeout <= 0 {
