@@ -5,7 +5,7 @@ package loom
 //
 // Sizes: every bounded executor gets benchWorkers = 64 workers (Pool,
 // Threads) or a limit of 64 (Limit), with its default queue, except that
-// Limit uses Full(Wait) so that a full executor blocks the submitter as
+// Limit uses Full(FullWait) so that a full executor blocks the submitter as
 // errgroup.SetLimit and ants do. The context is context.Background(). The
 // task is made once, outside the timed loop, so allocs/op counts only what
 // the executor allocates.

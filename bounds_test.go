@@ -288,7 +288,7 @@ func TestShutdownWakesWaitingCallers(t *testing.T) {
 	}
 }
 
-// TestLimitQueueBoundsWaitersUnderWait checks that with Full(Wait) the queue
+// TestLimitQueueBoundsWaitersUnderWait checks that with Full(FullWait) the queue
 // still bounds the admitted tasks that wait: a caller beyond it waits for
 // room and is not counted as queued.
 func TestLimitQueueBoundsWaitersUnderWait(t *testing.T) {

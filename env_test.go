@@ -46,7 +46,7 @@ func TestFromEnv(t *testing.T) {
 	}
 }
 
-func TestEnvVar(t *testing.T) {
+func TestEnvVarName(t *testing.T) {
 	tests := []struct{ name, want string }{
 		{"http", "LOOM_EXECUTOR_HTTP"},
 		{"web-api.v2", "LOOM_EXECUTOR_WEB_API_V2"},

@@ -291,7 +291,7 @@ func TestSemaphoreCloseRacesRelease(t *testing.T) {
 }
 
 // TestLimitAdmitsWaitingCallersInOrder queues callers of a full Limit with
-// Full(Wait) one after another: they must run in the order they came.
+// Full(FullWait) one after another: they must run in the order they came.
 func TestLimitAdmitsWaitingCallersInOrder(t *testing.T) {
 	e := Limit(1, Full(FullWait))
 	defer shutdown(t, e)

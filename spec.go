@@ -109,7 +109,7 @@ func init() {
 				if err := checkThreads(s.Workers); err != nil {
 					return nil, err
 				}
-				return Threads(s.Workers, opts...), nil
+				return newPool(KindThreads, s.Workers, true, opts), nil // Threads would check again, and panic
 			}},
 		{kind: KindThreadPerTask, queue: none,
 			build: func(_ Spec, opts []Option) (Executor, error) { return ThreadPerTask(opts...), nil }},
@@ -145,7 +145,7 @@ func kindNames() string {
 
 // ErrBadSpec is wrapped by every error ParseSpec, Spec.New, Parse and FromEnv
 // return for a spec they refuse.
-var ErrBadSpec = errors.New("bad executor spec")
+var ErrBadSpec = errors.New("loom: bad executor spec")
 
 // specError is the error for a bad spec: it quotes a bounded excerpt of the
 // spec once, says what was wrong, and wraps ErrBadSpec.

@@ -24,7 +24,7 @@ type ServeConfig struct {
 	// Scenario names the scenario whose routes to serve.
 	Scenario string
 	// Model is the executor spec the routes run on; empty means
-	// loom.FromEnv("HTTP"): LOOM_EXECUTOR_HTTP, else LOOM_EXECUTOR, else
+	// loom.FromEnv("HTTP", ""): LOOM_EXECUTOR_HTTP, else LOOM_EXECUTOR, else
 	// virtual.
 	Model string
 	// Quick selects the scenario's quick plan.

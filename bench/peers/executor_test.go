@@ -85,7 +85,7 @@ func handOff(submit func(func()) error, task func()) func() error {
 
 // antsPool is an ants.Pool with benchWorkers workers and ants' defaults:
 // Submit blocks while every worker is busy, as loom's Pool does with
-// Full(Wait) once its queue is full.
+// Full(FullWait) once its queue is full.
 type antsPool struct{ p *ants.Pool }
 
 func newAnts() (executor, error) {
