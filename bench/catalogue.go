@@ -178,7 +178,11 @@ func pinning() *Scenario {
 			"a goroutine entering a blocking call keeps its P until sysmon hands it off, so on 2 cores calls start at only a few " +
 			"thousand a second, and with 1 s calls a 40 s run plateaued at about 5,200 threads (no crash, p99 15 s). " +
 			"--quick: 1 s calls, 1,100 connections for 2 s, the server's limit lowered to 500 threads (debug.SetMaxThreads). " +
-			"limit:N rejects (503) what it cannot run at once, which is the point.",
+			"limit:N rejects (503) what it cannot run at once, which is the point. loom's servers run web's thread watch " +
+			"(refusing with 503 while the threads in use pass 80% of the limit); peer:nethttp serves the same call on bare " +
+			"net/http, unguarded: the control that still crashes.",
+		Peer:  "block",
+		Peers: []string{"nethttp"},
 		Full: Plan{
 			Models: models("limit:8000"), Connections: 11000, Duration: 20 * time.Second,
 			Timeout: 30 * time.Second, Service: 3 * time.Second,
@@ -202,13 +206,13 @@ func overload() *Scenario {
 		Seed: "None of the seeds: the Jetty out-of-memory in the Spring talk is its extreme. Unbounded concurrency queues " +
 			"the excess until clients time out; a limit turns it away at once with 503.",
 		Changes: "Open loop at 2,000 req/s for 15 s (1.5 s with --quick), 1 s client timeout. limit:10 admits as many requests as " +
-			"there are connections, with a queue of 20.",
+			"there are connections, with a queue of 20, chosen by hand; adaptive finds its limit from latency.",
 		Full: Plan{
-			Models: models("limit:10,queue=20"), Rate: 2 * float64(overloadCapacity), Duration: 15 * time.Second,
+			Models: append(models("limit:10,queue=20"), "adaptive"), Rate: 2 * float64(overloadCapacity), Duration: 15 * time.Second,
 			Timeout: time.Second, Service: overloadHold,
 		},
 		Quick: Plan{
-			Models: models("limit:10,queue=20"), Rate: 2 * float64(overloadCapacity), Duration: 1500 * time.Millisecond,
+			Models: append(models("limit:10,queue=20"), "adaptive"), Rate: 2 * float64(overloadCapacity), Duration: 1500 * time.Millisecond,
 			Timeout: time.Second, Service: overloadHold,
 		},
 		Limit: func(p Plan) Limit {

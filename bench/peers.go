@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -25,6 +26,9 @@ func peerArgs(j job) []string {
 	}
 	if j.plan.Service > 0 {
 		args = append(args, "-sleep", j.plan.Service.String())
+	}
+	if j.plan.MaxThreads > 0 {
+		args = append(args, "-max-threads", strconv.Itoa(j.plan.MaxThreads))
 	}
 	return args
 }

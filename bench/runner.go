@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -156,7 +157,9 @@ func plan(opts Options) ([]job, error) {
 			models = opts.Models
 		} else if opts.PeerServer != "" && s.Peer != "" {
 			for _, peer := range peers {
-				models = append(models, "peer:"+peer)
+				if len(s.Peers) == 0 || slices.Contains(s.Peers, peer) {
+					models = append(models, "peer:"+peer)
+				}
 			}
 		}
 		limit := s.Limit(p).PerSecond

@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,12 +102,26 @@ func TestPlanAddsPeersOnlyWhereTheyServe(t *testing.T) {
 	}
 	for _, s := range Catalogue() {
 		want := 0
-		if s.Peer != "" {
-			want = 1
+		if s.Peer != "" && (len(s.Peers) == 0 || slices.Contains(s.Peers, "chi")) {
+			want = 1 // chi serves it; pinning is served by nethttp alone
 		}
 		if got := peersBy[s.Name]; got != want {
 			t.Errorf("%s: %d peer runs; want %d", s.Name, got, want)
 		}
+	}
+	// The default peers: pinning gets exactly its unguarded control.
+	jobs, err = plan(Options{Quick: true, PeerServer: "/bin/peer-server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pinningPeers []string
+	for _, j := range jobs {
+		if IsPeer(j.model) && j.scenario.Name == "pinning" {
+			pinningPeers = append(pinningPeers, j.model)
+		}
+	}
+	if !slices.Equal(pinningPeers, []string{"peer:nethttp"}) {
+		t.Errorf("pinning peer runs %v; want [peer:nethttp]", pinningPeers)
 	}
 }
 

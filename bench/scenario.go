@@ -26,9 +26,11 @@ type Scenario struct {
 	// Changes says what differs from the seed and why (a 2-core machine).
 	Changes string
 
-	// Peer names the peer-server workload ("hello", "sleep") when peers can
-	// serve this scenario; empty when they cannot.
-	Peer string
+	// Peer names the peer-server workload ("hello", "sleep", "block") when
+	// peers can serve this scenario; empty when they cannot. Peers, if not
+	// empty, lists the only peer frameworks that serve it.
+	Peer  string
+	Peers []string
 
 	// Full and Quick are the loads of `loom bench` and `loom bench --quick`.
 	Full, Quick Plan
