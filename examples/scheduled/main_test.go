@@ -51,7 +51,10 @@ func TestThreeInstances(t *testing.T) {
 
 	admin, err := pgx.Connect(ctx, databaseURL())
 	if err != nil {
-		t.Fatalf("connect to PostgreSQL (CI starts it on 127.0.0.1:5432): %v", err)
+		if os.Getenv("CI") != "" {
+			t.Fatalf("PostgreSQL unreachable and CI is set: %v", err)
+		}
+		t.Skipf("PostgreSQL unreachable (set LOOM_TEST_DATABASE_URL to a reachable database): %v", err)
 	}
 	defer admin.Close(ctx)
 	b := make([]byte, 6)

@@ -42,7 +42,10 @@ func testSchema(t *testing.T) (string, *pgxpool.Pool) {
 	schema := "taskpg_test_" + hex.EncodeToString(b)
 	admin, err := pgx.Connect(ctx, databaseURL())
 	if err != nil {
-		t.Fatalf("connect to PostgreSQL (CI starts it on 127.0.0.1:5432): %v", err)
+		if os.Getenv("CI") != "" {
+			t.Fatalf("PostgreSQL unreachable and CI is set: %v", err)
+		}
+		t.Skipf("PostgreSQL unreachable (set LOOM_TEST_DATABASE_URL to a reachable database): %v", err)
 	}
 	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
 		admin.Close(ctx)
