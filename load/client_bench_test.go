@@ -58,26 +58,38 @@ func testWorker(tb testing.TB, cfg Config) (*worker, func()) {
 	}
 }
 
-// exchangeOnce is the closed-loop hot path for one request.
-func exchangeOnce(w *worker) failure {
+// exchangeOnce is the closed-loop hot path for one request. It returns how
+// the request ended and the status code of its response.
+func exchangeOnce(w *worker) (failure, int) {
 	start := time.Now()
 	f, status := w.exchange(0, start)
 	end := time.Now()
 	w.record(f, status, end, end.Sub(start))
-	return f
+	return f, status
+}
+
+// cannedConfig is a run against cannedServer that serves a request only
+// when its status is 200 and its body holds the canned one's word, so that
+// a benchmark cannot time a broken exchange as a fast one.
+func cannedConfig(tb testing.TB) Config {
+	return Config{
+		Targets:      []Target{{URL: cannedServer(tb)}},
+		ExpectStatus: func(code int) bool { return code == 200 },
+		ExpectBody:   []byte("World"),
+	}
 }
 
 func TestExchangeDoesNotAllocate(t *testing.T) {
-	w, done := testWorker(t, Config{Targets: []Target{{URL: cannedServer(t)}}, ExpectBody: []byte("World")})
+	w, done := testWorker(t, cannedConfig(t))
 	defer done()
 	for range 10 { // connect, and let the status map and body buffer grow
-		if f := exchangeOnce(w); f != ok {
-			t.Fatalf("exchange failed: %d", f)
+		if f, status := exchangeOnce(w); f != ok || status != 200 {
+			t.Fatalf("exchange: failure %d, status %d; want ok, 200", f, status)
 		}
 	}
 	allocs := testing.AllocsPerRun(2000, func() {
-		if f := exchangeOnce(w); f != ok {
-			t.Fatalf("exchange failed: %d", f)
+		if f, status := exchangeOnce(w); f != ok || status != 200 {
+			t.Fatalf("exchange: failure %d, status %d; want ok, 200", f, status)
 		}
 	})
 	if allocs != 0 {
@@ -89,14 +101,14 @@ func TestExchangeDoesNotAllocate(t *testing.T) {
 // keep-alive connection: write the pre-built request, parse the response,
 // record the latency. The server is a canned responder in this process.
 func BenchmarkExchange(b *testing.B) {
-	w, done := testWorker(b, Config{Targets: []Target{{URL: cannedServer(b)}}})
+	w, done := testWorker(b, cannedConfig(b))
 	defer done()
 	exchangeOnce(w)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if f := exchangeOnce(w); f != ok {
-			b.Fatalf("exchange failed: %d", f)
+		if f, status := exchangeOnce(w); f != ok || status != 200 {
+			b.Fatalf("exchange: failure %d, status %d; want ok, 200", f, status)
 		}
 	}
 }
@@ -106,15 +118,29 @@ func BenchmarkParseResponse(b *testing.B) {
 	const resp = "HTTP/1.1 200 OK\r\nContent-Length: 12\r\nContent-Type: text/plain; charset=utf-8\r\nDate: Sun, 29 Nov 2026 23:00:00 GMT\r\n\r\nHello World!"
 	src := &repeatReader{data: []byte(resp)}
 	br := newTestReader(src)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(resp)))
-	for b.Loop() {
+	// One response read in full, then each checked by status and length, so
+	// that a broken parser cannot look fast.
+	parse := func(keep *[]byte) {
 		var h responseHead
 		if _, err := readHead(br, &h); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := readBody(br, &h, false, nil); err != nil {
+		n, err := readBody(br, &h, false, keep)
+		if err != nil {
 			b.Fatal(err)
 		}
+		if h.status != 200 || n != int64(len("Hello World!")) {
+			b.Fatalf("parsed status %d, %d body bytes; want 200, %d", h.status, n, len("Hello World!"))
+		}
+	}
+	var body []byte
+	parse(&body)
+	if string(body) != "Hello World!" {
+		b.Fatalf("parsed body %q; want Hello World!", body)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(resp)))
+	for b.Loop() {
+		parse(nil)
 	}
 }

@@ -13,12 +13,7 @@ import (
 func TestClassifyDial(t *testing.T) {
 	// Real errors from the net package, not hand-made ones: their types are
 	// what classifyDial has to recognise.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedAddr := ln.Addr().String()
-	ln.Close() // nothing listens there now: refused
+	closedAddr := refusedAddr(t)
 
 	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()

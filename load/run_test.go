@@ -168,12 +168,7 @@ func TestUnexpectedStatusAndBodyAreErrors(t *testing.T) {
 }
 
 func TestConnectionRefusedIsReported(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now
+	addr := refusedAddr(t)
 
 	res := mustRun(t, Config{Targets: []Target{{URL: "http://" + addr + "/"}}, Connections: 2, Requests: 5})
 	if res.Errors.Refused != 5 || res.Requests != 0 {
