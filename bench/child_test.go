@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseListening(t *testing.T) {
@@ -108,5 +109,14 @@ func TestServeRejectsBadInput(t *testing.T) {
 	}
 	if out.Len() != 0 {
 		t.Errorf("Serve printed %q before failing; want nothing", out.String())
+	}
+}
+
+func TestStartChildTimesOut(t *testing.T) {
+	// A process that never prints its listening line: startChild gives up
+	// after the start timeout and stops it (SIGTERM to its process group).
+	_, err := startChild(context.Background(), "/bin/sh", []string{"-c", "echo starting >&2; sleep 30"}, nil, 200*time.Millisecond)
+	if !errors.Is(err, ErrServerStart) || !strings.Contains(err.Error(), "no listening line after 200ms") || !strings.Contains(err.Error(), "starting") {
+		t.Errorf("startChild(silent shell) = %v; want ErrServerStart saying it waited 200ms, with its stderr", err)
 	}
 }

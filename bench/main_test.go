@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -58,6 +59,9 @@ func serveForTest(args []string) int {
 // testCatalogue holds tiny scenarios that run in a fraction of a second.
 func testCatalogue() []*Scenario {
 	tiny := Plan{Models: []string{"virtual", "pool:2"}, Connections: 4, Duration: 300 * time.Millisecond, Timeout: 5 * time.Second}
+	one := Plan{Models: []string{"virtual"}, Connections: 2, Duration: 300 * time.Millisecond, Timeout: 5 * time.Second}
+	slow := one
+	slow.Timeout = 100 * time.Millisecond
 	noLimit := func(Plan) Limit { return Limit{Formula: "none"} }
 	marker := func(_ context.Context, app *web.App, _ Plan, _ string) (func() error, error) {
 		app.Get("/", func(w http.ResponseWriter, _ *http.Request) error {
@@ -82,6 +86,43 @@ func testCatalogue() []*Scenario {
 				app.Get("/", func(w http.ResponseWriter, _ *http.Request) error {
 					go func() { panic("test crash: the server died") }() // not recovered: the process dies
 					time.Sleep(time.Second)
+					return nil
+				})
+				return nil, nil
+			},
+		},
+		// One fixture for each way runOne detects a failed server, each
+		// alone, so that one way cannot hide another that is broken.
+		{
+			Name: "test-exit", Workload: "GET / exits without a word", Full: one, Quick: one,
+			Limit: noLimit, Targets: get("/"), ExpectBody: "marker",
+			Serve: func(_ context.Context, app *web.App, _ Plan, _ string) (func() error, error) {
+				app.Get("/", func(w http.ResponseWriter, _ *http.Request) error {
+					os.Exit(3)
+					return nil
+				})
+				return nil, nil
+			},
+		},
+		{
+			Name: "test-fatal", Workload: "GET / writes a fatal error line once and goes on serving", Full: one, Quick: one,
+			Limit: noLimit, Targets: get("/"), ExpectBody: "marker",
+			Serve: func(_ context.Context, app *web.App, _ Plan, _ string) (func() error, error) {
+				var once sync.Once
+				app.Get("/", func(w http.ResponseWriter, _ *http.Request) error {
+					once.Do(func() { fmt.Fprintln(os.Stderr, "fatal error: test: dying slowly") })
+					_, err := io.WriteString(w, "test marker")
+					return err
+				})
+				return nil, nil
+			},
+		},
+		{
+			Name: "test-timeout", Workload: "GET / never answers", Full: slow, Quick: slow,
+			Limit: noLimit, Targets: get("/"), ExpectBody: "marker",
+			Serve: func(_ context.Context, app *web.App, _ Plan, _ string) (func() error, error) {
+				app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+					<-r.Context().Done() // the client gives up after the plan's Timeout
 					return nil
 				})
 				return nil, nil

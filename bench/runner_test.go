@@ -145,3 +145,46 @@ func TestDescribeErrorsNamesEveryKind(t *testing.T) {
 		}
 	}
 }
+
+// TestRunDetectsEachFailureAlone runs one fixture for each way a failed
+// server is detected: an exit with no fatal line (the exit alone), a fatal
+// line from a server that goes on running (the stderr watch alone),
+// requests that time out, and an unexpected status (test-404, in
+// TestRunReportsWhatHappened).
+func TestRunDetectsEachFailureAlone(t *testing.T) {
+	report := runTest(t, "test-exit", "test-fatal", "test-timeout")
+	runs := map[string]ModelRun{}
+	for _, sc := range report.Scenarios {
+		if len(sc.Runs) != 1 {
+			t.Fatalf("%s: %d runs; want 1", sc.Name, len(sc.Runs))
+		}
+		runs[sc.Name] = sc.Runs[0]
+	}
+	for _, tc := range []struct {
+		name    string
+		status  Status
+		want    []string // in Failure
+		notWant string   // not in Failure: the other way did not see it
+	}{
+		{"test-exit", StatusCrashed, []string{"exit status 3"}, "fatal error"},
+		{"test-fatal", StatusCrashed, []string{"fatal error: test: dying slowly", "still dying when stopped"}, "exit status 3"},
+		{"test-timeout", StatusFailed, []string{"no request served", "timeouts"}, "crash"},
+	} {
+		run, found := runs[tc.name]
+		if !found {
+			t.Errorf("%s: not in the report", tc.name)
+			continue
+		}
+		if run.Status != tc.status {
+			t.Errorf("%s: status %s (%s); want %s", tc.name, run.Status, run.Failure, tc.status)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(run.Failure, w) {
+				t.Errorf("%s: failure %q; want it to say %q", tc.name, run.Failure, w)
+			}
+		}
+		if strings.Contains(run.Failure, tc.notWant) {
+			t.Errorf("%s: failure %q; want no %q", tc.name, run.Failure, tc.notWant)
+		}
+	}
+}

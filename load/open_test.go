@@ -34,6 +34,12 @@ func TestOpenLoopHoldsTheRate(t *testing.T) {
 	if res.Scheduled != want || res.Sent != want || res.Requests != want {
 		t.Errorf("scheduled %d, sent %d, served %d; want %d each", res.Scheduled, res.Sent, res.Requests, want)
 	}
+	// A machine too busy to keep the schedule says so by counting requests
+	// late; then the arrival times measure the machine, not the schedule.
+	if res.Late > want/20 {
+		t.Logf("%d of %d requests late (a busy machine): arrival rate not checked", res.Late, want)
+		return
+	}
 	// They must also arrive at that rate, not in bursts. Compare when the
 	// first and the last quarter of the requests arrived, each against the
 	// schedule, by their median lag: a median shrugs off the requests that a
