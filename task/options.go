@@ -12,7 +12,7 @@ import (
 type Option func(*Scheduler)
 
 // WithClock makes the Scheduler read time and make timers through c;
-// default SystemClock. Tests pass a fake clock.
+// default (and nil) SystemClock. Tests pass a fake clock.
 func WithClock(c Clock) Option { return func(s *Scheduler) { s.clock = c } }
 
 // WithExecutor runs the jobs on exec, which the caller owns and shuts down;
@@ -23,7 +23,8 @@ func WithExecutor(exec loom.Executor) Option { return func(s *Scheduler) { s.exe
 // before running it, so that it runs once across instances; default none.
 func WithLocker(l Locker) Option { return func(s *Scheduler) { s.locker = l } }
 
-// WithLogger logs failed and panicking jobs to l; default slog.Default().
+// WithLogger logs failed and panicking jobs to l; default (and nil)
+// slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(s *Scheduler) { s.log = l } }
 
 // WithHooks calls h's functions around every run; it may be given more

@@ -55,6 +55,12 @@ func NewScheduler(opts ...Option) (*Scheduler, error) {
 	for _, o := range opts {
 		o(s)
 	}
+	if s.clock == nil {
+		s.clock = SystemClock
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
 	if s.exec == nil {
 		exec, err := loom.FromEnv("scheduler", "")
 		if err != nil {
@@ -137,7 +143,7 @@ type JobInfo struct {
 	LastError    error         // its error; nil if it succeeded
 
 	Runs     uint64 // runs finished
-	Failures uint64 // runs that returned an error or panicked, or were refused by the executor
+	Failures uint64 // runs that returned an error or panicked, were refused by the executor, or could not be claimed
 	Panics   uint64 // runs that panicked (also counted in Failures)
 	Missed   uint64 // occurrences that did not run because they were late (see Misfire)
 	Overlaps uint64 // occurrences that did not run because the job was running (see Overlap)
@@ -190,28 +196,47 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 		}
 	}
 	s.mu.Unlock()
-	s.loops.Wait()
 
+	// A loop may be waiting for room in a full executor: that wait ends
+	// when the runs' context is cancelled.
+	loopsDone := make(chan struct{})
+	go func() {
+		s.loops.Wait()
+		close(loopsDone)
+	}()
 	var err error
 	select {
-	case <-s.idle:
+	case <-loopsDone:
+		select {
+		case <-s.idle:
+		case <-ctx.Done():
+			err = s.abandon(ctx)
+		}
 	case <-ctx.Done():
-		// Name the jobs before cancelling them: they may end at once.
-		abandoned := &AbandonedError{cause: ctx.Err()}
-		for _, info := range s.Jobs() {
-			if info.Running > 0 {
-				abandoned.Jobs = append(abandoned.Jobs, info.Name)
-			}
-		}
-		s.cancelRuns(loom.ErrAbandoned)
-		if len(abandoned.Jobs) > 0 {
-			err = abandoned
-		}
+		err = s.abandon(ctx)
+		<-loopsDone
 	}
 	if s.ownExec {
 		err = errors.Join(err, s.exec.Shutdown(ctx))
 	}
 	return err
+}
+
+// abandon cancels the runs under way and returns the error that names them,
+// nil if there are none.
+func (s *Scheduler) abandon(ctx context.Context) error {
+	// Name the jobs before cancelling them: they may end at once.
+	abandoned := &AbandonedError{cause: ctx.Err()}
+	for _, info := range s.Jobs() {
+		if info.Running > 0 {
+			abandoned.Jobs = append(abandoned.Jobs, info.Name)
+		}
+	}
+	s.cancelRuns(loom.ErrAbandoned)
+	if len(abandoned.Jobs) == 0 {
+		return nil
+	}
+	return abandoned
 }
 
 type contextKey int

@@ -552,3 +552,86 @@ func TestJobsListing(t *testing.T) {
 		t.Errorf("a: got %+v", a)
 	}
 }
+
+// TestClockSteppedForward: a wall clock stepped forward past a daily job's
+// time, while the scheduler sleeps towards it, is noticed within a minute
+// of elapsed time, not when the long sleep would have ended.
+func TestClockSteppedForward(t *testing.T) {
+	c := newFakeClock(epoch) // 00:00
+	s := newScheduler(t, c)
+	var r recorder
+	if err := s.Add("nightly", task.Cron("0 2 * * *"), r.run, task.In(time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, c, s, 1)
+	c.Step(3 * time.Hour) // now 03:00; no timer fires
+	settle(t, c, s, 1)
+	if got := len(r.times()); got != 0 {
+		t.Fatalf("before any time passed: got %d runs", got)
+	}
+	c.Advance(time.Minute - time.Second) // one short of the longest sleep
+	settle(t, c, s, 1)
+	if got := len(r.times()); got != 0 {
+		t.Fatalf("59 s after the step: got %d runs; want 0", got)
+	}
+	c.Advance(time.Second) // exactly the longest sleep
+	settle(t, c, s, 1)
+	// 02:00 is an hour late: a misfire, run once under RunOnce.
+	equalTimes(t, r.times(), []time.Time{epoch.Add(2 * time.Hour)})
+}
+
+// TestShutdownWhileWaitingForRoom: a job loop blocked handing a run to a
+// full executor does not hold Shutdown past its context.
+func TestShutdownWhileWaitingForRoom(t *testing.T) {
+	c := newFakeClock(epoch)
+	exec, err := loom.Parse("pool:1,queue=1,full=wait")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	defer func() {
+		close(release)
+		exec.Shutdown(context.Background())
+	}()
+	exec.Go(context.Background(), func(context.Context) { <-release }) // the worker
+	exec.Go(context.Background(), func(context.Context) { <-release }) // the queue
+	s, err := task.NewScheduler(task.WithClock(c), task.WithExecutor(exec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add("starved", task.Every(time.Second), func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the loop", func() bool { return c.Pending() == 1 })
+	c.Advance(time.Second)
+	waitFor(t, "the loop to wait for room", func() bool { return c.Pending() == 0 && s.Jobs()[0].Running == 1 })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = s.Shutdown(ctx)
+	var abandoned *task.AbandonedError
+	if !errors.As(err, &abandoned) || len(abandoned.Jobs) != 1 || abandoned.Jobs[0] != "starved" {
+		t.Errorf("got %v; want starved abandoned", err)
+	}
+}
+
+func TestDefaultExecutorFromEnv(t *testing.T) {
+	t.Setenv("LOOM_EXECUTOR_SCHEDULER", "pool:x")
+	if _, err := task.NewScheduler(); err == nil || !strings.Contains(err.Error(), "LOOM_EXECUTOR_SCHEDULER") {
+		t.Errorf("bad spec: got %v; want an error naming LOOM_EXECUTOR_SCHEDULER", err)
+	}
+	t.Setenv("LOOM_EXECUTOR_SCHEDULER", "limit:3")
+	s, err := task.NewScheduler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	done := make(chan struct{})
+	err = s.Add("probe", task.At(time.Now()), func(context.Context) error {
+		defer close(done)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-done
+}

@@ -65,20 +65,16 @@ func (t *timer) Stop() bool {
 }
 
 // Set moves the clock to now. Forward, it fires the timers due, as if the
-// time had passed (or the process had been suspended). Back, it is a wall
-// clock stepped back: timers measure elapsed time, so their deadlines move
-// back with it and none fires.
+// time had passed (or the process had been suspended). Back, it is Step.
 func (c *Clock) Set(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	forward := now.Sub(c.now)
-	c.now = now
 	if forward <= 0 {
-		for _, t := range c.timers {
-			t.at = t.at.Add(forward)
-		}
+		c.step(forward)
 		return
 	}
+	c.now = now
 	kept := c.timers[:0]
 	for _, t := range c.timers {
 		if !t.at.After(now) {
@@ -88,6 +84,22 @@ func (c *Clock) Set(now time.Time) {
 		kept = append(kept, t)
 	}
 	c.timers = kept
+}
+
+// Step steps the wall clock by d, forward or back, as a person or NTP
+// setting the clock does: timers measure elapsed time, so their deadlines
+// move with it and none fires.
+func (c *Clock) Step(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.step(d)
+}
+
+func (c *Clock) step(d time.Duration) {
+	c.now = c.now.Add(d)
+	for _, t := range c.timers {
+		t.at = t.at.Add(d)
+	}
 }
 
 // Advance moves the clock d forward (Set(Now()+d)).
