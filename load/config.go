@@ -38,7 +38,10 @@ type Config struct {
 
 	// Rate, when positive, makes the run open loop: requests start on a fixed
 	// schedule of Rate per second whatever the responses, and latency counts
-	// from the scheduled start.
+	// from the scheduled start. Such a run lasts its planned length,
+	// Duration or Requests/Rate (whichever ends first), even when its last
+	// request went out long before, and longer while responses still due
+	// arrive (up to Timeout).
 	Rate float64
 
 	// MaxConns caps the connections of an open-loop run; zero means 10,000.
