@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -175,6 +176,65 @@ func TestWriteTimeoutEndsAStalledResponse(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "level=ERROR") {
 		t.Errorf("a client that stopped reading was logged as an error:\n%s", logs.String())
+	}
+}
+
+// TestWriteTimeoutHoldsOnAKeptAliveConnection asks for a small response
+// and then, on the same connection and at once, for a huge one it never
+// reads. net/http clears the write deadline after every response; a
+// connection that let it, and re-arms only once a quarter of the timeout
+// has passed, would write the second response with no deadline at all and
+// its handler would block for ever.
+func TestWriteTimeoutHoldsOnAKeptAliveConnection(t *testing.T) {
+	const timeout = 2 * time.Second // re-armed every 500ms: both requests fall in one quarter
+	app := newApp(t, web.WriteTimeout(timeout))
+	handled := make(chan error, 1)
+	chunk := make([]byte, 64<<10)
+	app.Get("/small", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.WriteString(w, "small")
+		return err
+	})
+	app.Get("/huge", func(w http.ResponseWriter, r *http.Request) error {
+		for range 1 << 14 { // 1 GiB: more than any socket buffer holds
+			if _, err := w.Write(chunk); err != nil {
+				handled <- err
+				return err
+			}
+		}
+		handled <- nil
+		return nil
+	})
+	url, _ := serveApp(t, app)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		_ = tcp.SetReadBuffer(4 << 10)
+	}
+	if _, err := io.WriteString(conn, "GET /small HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || string(body) != "small" {
+		t.Fatalf("GET /small: got %q, %v; want \"small\"", body, err)
+	}
+	if _, err := io.WriteString(conn, "GET /huge HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	// The client never reads.
+	select {
+	case err := <-handled:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("handler's write: got %v; want an error matching os.ErrDeadlineExceeded", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second response on a kept-alive connection was still being written to a client that does not read after 30s")
 	}
 }
 

@@ -18,6 +18,9 @@ const DefaultWriteTimeout = 30 * time.Second
 // last is older than a quarter of d, which a clock that ticks every d/4
 // tells it without reading the time. So every write starts with at least
 // 3d/4 before its deadline, and a write that makes no progress for d fails.
+// The deadline stays set between responses: net/http clears a connection's
+// write deadline after every response, and a connection that let it would
+// write the next responses of the same quarter with none.
 
 // writeClock counts quarters of the write timeout; connections compare it
 // with the tick at which they last armed their deadline.
@@ -81,6 +84,25 @@ func (c *writeTimeoutConn) arm() {
 		c.armed.Store(now)
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.clock.timeout))
 	}
+}
+
+// SetWriteDeadline passes a deadline on, to hold until the connection next
+// re-arms its own; a zero t, which net/http sends after every response, is
+// ignored, so that the connection's deadline stays in force.
+func (c *writeTimeoutConn) SetWriteDeadline(t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// SetDeadline is SetWriteDeadline for writes and passes reads' deadline on:
+// net/http clears both when it hands a connection to a Hijacker.
+func (c *writeTimeoutConn) SetDeadline(t time.Time) error {
+	if t.IsZero() {
+		return c.Conn.SetReadDeadline(t)
+	}
+	return c.Conn.SetDeadline(t)
 }
 
 // writeChunk is how much one write or sendfile may send between checks of
