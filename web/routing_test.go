@@ -198,3 +198,52 @@ func TestStaticRouteDoesNotAllocate(t *testing.T) {
 		t.Errorf("serving a static route allocated %.1f times per request; want 0", allocs)
 	}
 }
+
+// TestWriteStringDoesNotAllocate guards the App's writer passing strings on:
+// without WriteString, io.WriteString copies the string on every request.
+func TestWriteStringDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under -race, sync.Pool drops items at random, so pooled values are reallocated")
+	}
+	for _, observed := range []bool{false, true} {
+		app := newApp(t)
+		if observed { // the App records the response twice: around the mux and around the handler
+			app.Observe(observerFunc(func(*http.Request, web.Response) {}))
+		}
+		app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+			_, err := io.WriteString(w, "Hello World!")
+			return err
+		})
+		req := httptest.NewRequest("GET", "/", nil)
+		w := &stringWriter{header: http.Header{}}
+		app.ServeHTTP(w, req) // warm the pools
+		if allocs := testing.AllocsPerRun(100, func() { app.ServeHTTP(w, req) }); allocs != 0 {
+			t.Errorf("observed %v: io.WriteString in a handler allocated %.1f times per request; want 0", observed, allocs)
+		}
+		if got, want := w.written, 102*len("Hello World!"); got != want {
+			t.Errorf("observed %v: got %d bytes written through WriteString; want %d", observed, got, want)
+		}
+	}
+}
+
+// stringWriter is a ResponseWriter that takes strings without copying them,
+// as *http.response does, and counts what it was given.
+type stringWriter struct {
+	header  http.Header
+	written int
+}
+
+func (w *stringWriter) Header() http.Header { return w.header }
+func (w *stringWriter) WriteHeader(int)     {}
+func (w *stringWriter) Write(p []byte) (int, error) {
+	w.written += len(p)
+	return len(p), nil
+}
+func (w *stringWriter) WriteString(s string) (int, error) {
+	w.written += len(s)
+	return len(s), nil
+}
+
+type observerFunc func(*http.Request, web.Response)
+
+func (f observerFunc) Observe(r *http.Request, resp web.Response) { f(r, resp) }

@@ -51,6 +51,18 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// WriteString passes s on as it is: without it, io.WriteString, the usual
+// way to write a string, would copy s into a new slice on every call.
+func (w *responseWriter) WriteString(s string) (int, error) {
+	if !w.wrote {
+		w.status = http.StatusOK
+		w.wrote = true
+	}
+	n, err := io.WriteString(w.ResponseWriter, s)
+	w.written += int64(n)
+	return n, err
+}
+
 // ReadFrom keeps the sendfile path of *http.response for static files.
 func (w *responseWriter) ReadFrom(r io.Reader) (int64, error) {
 	if !w.wrote {
