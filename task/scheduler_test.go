@@ -635,3 +635,58 @@ func TestDefaultExecutorFromEnv(t *testing.T) {
 	}
 	<-done
 }
+
+// TestSchedulerDaylightSaving drives the scheduler across New York's two
+// change days on the fake clock, in 5-minute steps: the nightly job at 2:30
+// runs once on the spring day (at 3:00, the jump), the one at 1:30 once on
+// the autumn day, and the quarter-hour job 92 and 100 times.
+func TestSchedulerDaylightSaving(t *testing.T) {
+	ny := mustZone(t, "America/New_York")
+	days := []struct {
+		name        string
+		day         time.Time
+		fixed       string
+		wantFixed   time.Time
+		wantQuarter int
+	}{
+		{"spring", time.Date(2026, 3, 8, 0, 0, 0, 0, ny), "30 2 * * *", time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC), 92},
+		{"autumn", time.Date(2026, 11, 1, 0, 0, 0, 0, ny), "30 1 * * *", time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC), 100},
+	}
+	for _, d := range days {
+		t.Run(d.name, func(t *testing.T) {
+			c := newFakeClock(d.day.Add(-time.Second))
+			s := newScheduler(t, c)
+			var fixed, quarter recorder
+			if err := s.Add("nightly", task.Cron(d.fixed), fixed.run, task.In(ny)); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Add("quarter", task.Cron("*/15 * * * *"), quarter.run, task.Zone("America/New_York")); err != nil {
+				t.Fatal(err)
+			}
+			settle(t, c, s, 2)
+			c.Advance(time.Second) // midnight
+			settle(t, c, s, 2)
+			end := d.day.AddDate(0, 0, 1)
+			for c.Now().Add(5 * time.Minute).Before(end) { // up to 23:55
+				c.Advance(5 * time.Minute)
+				settle(t, c, s, 2)
+			}
+			got := fixed.times()
+			if len(got) != 1 || !got[0].Equal(d.wantFixed) {
+				t.Errorf("nightly: got %v; want once, at %v", got, d.wantFixed)
+			}
+			q := quarter.times()
+			if len(q) != d.wantQuarter {
+				t.Errorf("quarter-hourly: got %d runs; want %d", len(q), d.wantQuarter)
+			}
+			for i := 1; i < len(q); i++ {
+				if gap := q[i].Sub(q[i-1]); gap != 15*time.Minute {
+					t.Errorf("quarter-hourly: %v after %v", gap, q[i-1])
+				}
+			}
+			if got := s.Jobs()[1].Missed; got != 0 {
+				t.Errorf("quarter-hourly: %d missed", got)
+			}
+		})
+	}
+}
