@@ -159,14 +159,14 @@ func TestOpenLoopLastsItsPlannedLength(t *testing.T) {
 		length    time.Duration
 		tolerance time.Duration // how much longer than length the run may take on a busy machine
 	}{
-		{"rate 3 for 2s", Config{Rate: 3, Duration: 2 * time.Second}, 6, 2 * time.Second, 3 * time.Second},
-		{"rate 1e-9 for 300ms", Config{Rate: 1e-9, Duration: 300 * time.Millisecond}, 1, 300 * time.Millisecond, 3 * time.Second},
+		{"rate 3 for 2s", Config{Rate: 3, Duration: 2 * time.Second}, 6, 2 * time.Second, 10 * time.Second},
+		{"rate 1e-9 for 300ms", Config{Rate: 1e-9, Duration: 300 * time.Millisecond}, 1, 300 * time.Millisecond, 10 * time.Second},
 		// Request 1 would be due past what a time.Duration holds.
-		{"rate 1e-12 for 300ms", Config{Rate: 1e-12, Duration: 300 * time.Millisecond}, 1, 300 * time.Millisecond, 3 * time.Second},
+		{"rate 1e-12 for 300ms", Config{Rate: 1e-12, Duration: 300 * time.Millisecond}, 1, 300 * time.Millisecond, 10 * time.Second},
 		// -n 3 at 10/s is three slots of 100 ms.
-		{"3 requests at 10/s", Config{Rate: 10, Requests: 3}, 3, 300 * time.Millisecond, 3 * time.Second},
-		{"3 requests at 10/s within 1s", Config{Rate: 10, Requests: 3, Duration: time.Second}, 3, 300 * time.Millisecond, 3 * time.Second},
-		{"30 requests at 10/s within 1s", Config{Rate: 10, Requests: 30, Duration: time.Second}, 10, time.Second, 3 * time.Second},
+		{"3 requests at 10/s", Config{Rate: 10, Requests: 3}, 3, 300 * time.Millisecond, 10 * time.Second},
+		{"3 requests at 10/s within 1s", Config{Rate: 10, Requests: 3, Duration: time.Second}, 3, 300 * time.Millisecond, 10 * time.Second},
+		{"30 requests at 10/s within 1s", Config{Rate: 10, Requests: 30, Duration: time.Second}, 10, time.Second, 10 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, count := countingServer(t, hello)
