@@ -31,6 +31,10 @@ import (
 	"github.com/loomrt/loom/task"
 )
 
+// ErrLost is returned by a claim's Done when another instance took the
+// occurrence over because this one's lease ran out: it ran twice.
+var ErrLost = errors.New("taskpg: claim lost to another instance")
+
 // Config configures a Locker. The zero value is usable.
 type Config struct {
 	// Schema holds the table; "" means the first schema of the
@@ -38,8 +42,8 @@ type Config struct {
 	Schema string
 	// Table is the claims table's name; "" means "loom_task_claims".
 	Table string
-	// Owner names this instance in the claims; "" means host name and
-	// process id ("web-1:4242").
+	// Owner names this instance in the claims, and must differ between
+	// instances; "" means host name and process id ("web-1:4242").
 	Owner string
 	// Lease, if positive, makes claims leases renewed every Lease/3 while
 	// the job runs, and lets another instance take over an occurrence
@@ -234,17 +238,21 @@ func (c *claim) renew() {
 	}
 }
 
-// Done marks the occurrence finished, with err's text if not nil.
+// Done marks the occurrence finished, with err's text if not nil; ErrLost
+// if another instance has taken it over meanwhile.
 func (c *claim) Done(ctx context.Context, err error) error {
 	c.once.Do(func() { close(c.done) })
 	var text any
 	if err != nil {
 		text = err.Error()
 	}
-	_, dbErr := c.l.pool.Exec(ctx, `UPDATE `+c.l.table+` SET finished_at = now(), lease_until = NULL, error = $4
+	tag, dbErr := c.l.pool.Exec(ctx, `UPDATE `+c.l.table+` SET finished_at = now(), lease_until = NULL, error = $4
 		WHERE job = $1 AND scheduled_at = $2 AND owner = $3`, c.job, c.at, c.l.owner, text)
-	if dbErr != nil {
+	switch {
+	case dbErr != nil:
 		return fmt.Errorf("taskpg: finish %q at %s: %w", c.job, c.at.Format(time.RFC3339Nano), dbErr)
+	case tag.RowsAffected() == 0:
+		return fmt.Errorf("taskpg: finish %q at %s: %w", c.job, c.at.Format(time.RFC3339Nano), ErrLost)
 	}
 	return nil
 }

@@ -443,3 +443,36 @@ func TestLeaseRenewed(t *testing.T) {
 	}
 	claim.Done(ctx, nil)
 }
+
+// TestLostClaim: a holder that stops renewing (here, Close) loses its
+// occurrence to another instance, and its Done says so.
+func TestLostClaim(t *testing.T) {
+	_, pool := testSchema(t)
+	ctx := context.Background()
+	const lease = 200 * time.Millisecond
+	a, err := taskpg.New(ctx, pool, taskpg.Config{Owner: "a", Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newLocker(t, pool, taskpg.Config{Owner: "b", Lease: lease})
+	claim, err := a.Claim(ctx, "job", at0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close() // renewals stop
+	var taken task.Claim
+	tasktest.WaitFor(t, "b to take over", func() bool {
+		_, c, ok, err := b.TakeOver(ctx, "job")
+		if err != nil {
+			t.Fatal(err)
+		}
+		taken = c
+		return ok
+	})
+	if err := claim.Done(ctx, nil); !errors.Is(err, taskpg.ErrLost) {
+		t.Errorf("a's Done: got %v; want ErrLost", err)
+	}
+	if err := taken.Done(ctx, nil); err != nil {
+		t.Errorf("b's Done: %v", err)
+	}
+}
