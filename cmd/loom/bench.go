@@ -97,19 +97,41 @@ func runBench(ctx context.Context, cmd *cobra.Command, f benchFlags, names []str
 	if report == nil {
 		return err
 	}
+	// The files first: minutes of measurements must not depend on stdout.
+	var paths []string
+	if f.out != "" {
+		var werr error
+		if paths, werr = saveReport(f.out, report); werr != nil {
+			return werr
+		}
+	}
 	fmt.Fprintln(stdout)
 	if werr := bench.WriteText(stdout, report); werr != nil {
 		return werr
 	}
-	if f.out != "" {
-		paths, werr := bench.WriteFiles(f.out, report)
-		if werr != nil {
-			return werr
-		}
+	if len(paths) > 0 {
 		fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(paths, ", "))
 	}
 	fmt.Fprintf(stdout, "\nbench took %s\n", time.Since(started).Round(100*time.Millisecond))
 	return err
+}
+
+// saveReport writes the report files into dir. Should that fail even so
+// (dir checked before the run, then removed or filled up), it saves
+// results.json in the temporary directory, and its error says where.
+func saveReport(dir string, report *bench.Report) ([]string, error) {
+	paths, err := bench.WriteFiles(dir, report)
+	if err == nil {
+		return paths, nil
+	}
+	rescue, terr := os.CreateTemp("", "loom-bench-results-*.json")
+	if terr != nil {
+		return paths, errors.Join(err, fmt.Errorf("results not saved elsewhere either: %w", terr))
+	}
+	if terr := errors.Join(bench.WriteJSON(rescue, report), rescue.Close()); terr != nil {
+		return paths, errors.Join(err, fmt.Errorf("results not saved elsewhere either: %w", terr))
+	}
+	return paths, fmt.Errorf("%w (results saved to %s; loom bench report %s --out DIR writes the reports)", err, rescue.Name(), rescue.Name())
 }
 
 // checkBenchFlags refuses flag values that would otherwise mean something

@@ -172,3 +172,31 @@ func TestBenchReportRefusesEmptyOut(t *testing.T) {
 		t.Errorf(`loom bench report --out "": %v; want an error naming --out ""`, err)
 	}
 }
+
+// TestSaveReportRescuesResults makes the report directory fail after the
+// run, as a directory replaced by a file would: results.json must be saved
+// elsewhere and the error must say where.
+func TestSaveReportRescuesResults(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	file := filepath.Join(tmp, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	report := &bench.Report{Version: bench.ReportVersion, Command: "loom bench test"}
+	_, err := saveReport(filepath.Join(file, "out"), report)
+	if err == nil {
+		t.Fatal("saveReport under a file: no error")
+	}
+	rescued, _ := filepath.Glob(filepath.Join(tmp, "loom-bench-results-*.json"))
+	if len(rescued) != 1 || !strings.Contains(err.Error(), rescued[0]) {
+		t.Fatalf("saveReport: %v, rescued %v; want one results file, named in the error", err, rescued)
+	}
+	got, err := bench.ReadJSONFile(rescued[0])
+	if err != nil {
+		t.Fatalf("rescued results: %v", err)
+	}
+	if got.Command != report.Command {
+		t.Errorf("rescued results: command %q; want %q", got.Command, report.Command)
+	}
+}
