@@ -305,6 +305,22 @@ func TestParseWithOptions(t *testing.T) {
 	if s := e2.Stats(); s.Name != "option" || s.QueueCapacity != 2 {
 		t.Errorf("name, queue = %q, %d; want the option's name %q and the spec's default queue 2", s.Name, s.QueueCapacity, "option")
 	}
+	// An adaptive spec that leaves its range and start out takes them from
+	// the options; one that gives them wins.
+	for _, tt := range []struct {
+		spec           string
+		workers, limit int
+	}{{"adaptive", 50, 7}, {"adaptive,max=40,initial=9", 40, 9}} {
+		e3, err := Parse(tt.spec, LimitRange(5, 50), InitialLimit(7))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := e3.Stats(); s.Workers != tt.workers || s.Limit != tt.limit {
+			t.Errorf("Parse(%q, LimitRange(5, 50), InitialLimit(7)): workers, limit = %d, %d; want %d, %d",
+				tt.spec, s.Workers, s.Limit, tt.workers, tt.limit)
+		}
+		shutdown(t, e3)
+	}
 	// A spec says its queue and policy; an option saying them too would be
 	// silently overruled, so it is an error.
 	if _, err := Parse("pool:2", Queue(5)); err == nil || !strings.Contains(err.Error(), "set its queue and full instead") {

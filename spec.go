@@ -117,8 +117,15 @@ func init() {
 			build: func(s Spec, opts []Option) (Executor, error) { return Limit(s.Workers, opts...), nil }},
 		{kind: KindAdaptive, bounded: true, adapts: true, queue: none, full: FullReject,
 			build: func(s Spec, opts []Option) (Executor, error) {
+				// What the spec leaves at 0, LimitRange and InitialLimit
+				// options may set, as Name fills in an unnamed spec.
 				return Adaptive(append(opts, option(func(c *config) {
-					c.limitMin, c.limitMax, c.limitInitial = s.MinLimit, s.MaxLimit, s.InitialLimit
+					if s.MinLimit != 0 || s.MaxLimit != 0 {
+						c.limitMin, c.limitMax = s.MinLimit, s.MaxLimit
+					}
+					if s.InitialLimit != 0 {
+						c.limitInitial = s.InitialLimit
+					}
 				}))...), nil
 			}},
 	}
