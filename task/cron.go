@@ -3,6 +3,7 @@ package task
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,9 @@ var ErrCron = errors.New("task: invalid cron expression")
 type CronSchedule struct {
 	expr     string
 	segments []string // second, minute, hour, day of month, month, day of week
+	// clock holds, for the second, minute and hour fields, whether each
+	// value matches: they do not depend on the date, so they are asked once.
+	clock [3][]bool
 	// wallClock: a '*' in the minute or hour field. Such a schedule follows
 	// the clock through daylight saving changes (ISC cron's rule): times the
 	// clock skips do not happen, times it repeats happen twice.
@@ -28,6 +32,17 @@ var fieldNames = [6]string{"second", "minute", "hour", "day of month", "month", 
 
 // fieldChars are the characters each field may hold besides digits.
 var fieldChars = [6]string{"*,-/", "*,-/", "*,-/", "*,-/?LW", "*,-/", "*,-/?L#"}
+
+// listItem is the grammar of one item of a field's list: a value, a range or
+// '*', with a step; the day fields also take their special forms.
+var listItem = [6]*regexp.Regexp{
+	regexp.MustCompile(`^(\*|\d+(-\d+)?)(/\d+)?$`),
+	regexp.MustCompile(`^(\*|\d+(-\d+)?)(/\d+)?$`),
+	regexp.MustCompile(`^(\*|\d+(-\d+)?)(/\d+)?$`),
+	regexp.MustCompile(`^((\*|\d+(-\d+)?)(/\d+)?|\?|L|\d+W)$`),
+	regexp.MustCompile(`^(\*|\d+(-\d+)?)(/\d+)?$`),
+	regexp.MustCompile(`^((\*|\d+(-\d+)?)(/\d+)?|\?|\d+L|\d+#\d+)$`),
+}
 
 var descriptors = map[string]string{
 	"@yearly":   "0 0 0 1 1 *",
@@ -80,13 +95,19 @@ func ParseCron(expr string) (*CronSchedule, error) {
 	}
 	fields[4] = monthNames.Replace(fields[4])
 	fields[5] = dayNames.Replace(fields[5])
+	c := &CronSchedule{expr: expr}
 	for pos, f := range fields {
-		if err := checkField(pos, f); err != nil {
+		matches, err := checkField(pos, f)
+		if err != nil {
 			return nil, fmt.Errorf("%w %q: %s %q: %v", ErrCron, expr, fieldNames[pos], f, err)
 		}
+		if pos < 3 {
+			c.clock[pos] = matches
+		}
 	}
-	c := &CronSchedule{
+	*c = CronSchedule{
 		expr:      expr,
+		clock:     c.clock,
 		segments:  fields,
 		wallClock: strings.HasPrefix(fields[1], "*") || strings.HasPrefix(fields[2], "*"),
 	}
@@ -102,27 +123,26 @@ func (c *CronSchedule) String() string { return c.expr }
 // checkField refuses characters the field does not take, then asks the
 // matcher about the field at every value it can meet: gronx reports some
 // faults (a value out of range, a bad step) only at the times they touch.
-func checkField(pos int, f string) (err error) {
+// For the second, minute and hour fields it returns whether each value
+// matches.
+func checkField(pos int, f string) (matches []bool, err error) {
 	for _, r := range f {
 		if (r < '0' || r > '9') && !strings.ContainsRune(fieldChars[pos], r) {
-			return fmt.Errorf("unexpected %q", r)
+			return nil, fmt.Errorf("unexpected %q", r)
 		}
 	}
 	for _, part := range strings.Split(f, ",") {
 		if part == "" {
-			return errors.New("empty list item")
+			return nil, errors.New("empty list item")
 		}
-		if strings.Count(part, "/") > 1 || strings.HasSuffix(part, "/") || strings.HasPrefix(part, "/") {
-			return fmt.Errorf("bad step %q", part)
-		}
-		if strings.ContainsAny(part, "?") && part != "?" {
-			return fmt.Errorf("bad %q", part)
+		if !listItem[pos].MatchString(part) {
+			return nil, fmt.Errorf("bad item %q", part)
 		}
 		if day, nth, ok := strings.Cut(part, "#"); ok {
 			d, err1 := strconv.Atoi(day)
 			n, err2 := strconv.Atoi(nth)
 			if err1 != nil || err2 != nil || d < 0 || d > 7 || n < 1 || n > 5 {
-				return fmt.Errorf("bad %q: want weekday#k, weekday 0 to 7, k 1 to 5", part)
+				return nil, fmt.Errorf("bad %q: want weekday#k, weekday 0 to 7, k 1 to 5", part)
 			}
 		}
 	}
@@ -132,11 +152,6 @@ func checkField(pos int, f string) (err error) {
 		}
 	}()
 	checker := &gronx.SegmentChecker{}
-	check := func(t time.Time) error {
-		checker.SetRef(t)
-		_, err := checker.CheckDue(f, pos)
-		return err
-	}
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	var limit int
 	var step func(int) time.Time
@@ -152,12 +167,16 @@ func checkField(pos int, f string) (err error) {
 	default: // the day fields: every day of a leap year and the next
 		limit, step = 731, func(i int) time.Time { return base.AddDate(0, 0, i) }
 	}
+	matches = make([]bool, limit)
 	for i := range limit {
-		if err := check(step(i)); err != nil {
-			return err
+		checker.SetRef(step(i))
+		due, err := checker.CheckDue(f, pos)
+		if err != nil {
+			return nil, err
 		}
+		matches[i] = due
 	}
-	return nil
+	return matches, nil
 }
 
 // matcher evaluates a schedule's fields at one time. It is not safe for
@@ -197,19 +216,36 @@ func (c *CronSchedule) nextCivil(t time.Time, inclusive bool) time.Time {
 		t = t.Add(time.Second)
 	}
 	end := t.AddDate(searchYears, 0, 0)
+	var dayChecked time.Time // the midnight of the last day found to match
 	for t.Before(end) {
 		y, mo, d := t.Date()
+		midnight := time.Date(y, mo, d, 0, 0, 0, 0, time.UTC)
+		if !midnight.Equal(dayChecked) {
+			if !m.due(t, 3) {
+				t = midnight.AddDate(0, 0, 1)
+				continue
+			}
+			dayChecked = midnight
+		}
+		h, mi, sec := t.Clock()
 		switch {
-		case !m.due(t, 3):
-			t = time.Date(y, mo, d+1, 0, 0, 0, 0, time.UTC)
-		case !m.due(t, 2):
+		case !c.clock[2][h]:
 			t = t.Truncate(time.Hour).Add(time.Hour)
-		case !m.due(t, 1):
+		case !c.clock[1][mi]:
 			t = t.Truncate(time.Minute).Add(time.Minute)
-		case !m.due(t, 0):
-			t = t.Add(time.Second)
 		default:
-			return t
+			next := -1
+			for s := sec; s < 60; s++ {
+				if c.clock[0][s] {
+					next = s
+					break
+				}
+			}
+			if next < 0 {
+				t = t.Truncate(time.Minute).Add(time.Minute)
+				continue
+			}
+			return t.Add(time.Duration(next-sec) * time.Second)
 		}
 	}
 	return time.Time{}
