@@ -85,19 +85,6 @@ func (c *cell) finish() {
 	c.actor = nil
 	c.state = dead
 	c.lifecycle.Store(dead)
-	for w := range c.watchers {
-		w.tell(context.Background(), Terminated{Actor: Ref{c}}, c, c)
-	}
-	c.watchers = nil
-	if c.parent == c.sys.guardian {
-		c.sys.guardian.mu.Lock()
-		if c.sys.guardian.children[c.name] == c {
-			delete(c.sys.guardian.children, c.name)
-		}
-		c.sys.guardian.mu.Unlock()
-	} else {
-		c.parent.sendSystem(childStoppedMsg{child: c})
-	}
 	if c.ownDisp {
 		// Before unregister, so that a Shutdown waiting for the last actor
 		// also waits for this.
@@ -115,6 +102,23 @@ func (c *cell) finish() {
 		}
 		c.sys.deadLetter(c, msg, sender, ErrStopped)
 	}
+	if c.parent == c.sys.guardian {
+		c.sys.guardian.mu.Lock()
+		if c.sys.guardian.children[c.name] == c {
+			delete(c.sys.guardian.children, c.name)
+		}
+		c.sys.guardian.mu.Unlock()
+	}
 	c.sys.unregister(c)
+	// Watchers and the parent hear of the end only once the name is free:
+	// a parent that finishes on this news, and whoever waits on it, must
+	// find the child gone from Lookup.
+	for w := range c.watchers {
+		w.tell(context.Background(), Terminated{Actor: Ref{c}}, c, c)
+	}
+	c.watchers = nil
+	if c.parent != c.sys.guardian {
+		c.parent.sendSystem(childStoppedMsg{child: c})
+	}
 	close(c.done)
 }
