@@ -63,9 +63,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	srv := a.newServer()
 	if d := a.settings.writeTimeout; d > 0 && srv.WriteTimeout <= 0 {
-		clock := startWriteClock(d)
-		defer clock.stopClock()
-		ln = writeTimeoutListener{Listener: ln, clock: clock}
+		ln = writeTimeoutListener{Listener: ln, clock: newWriteClock(d)}
 	}
 	a.logger.LogAttrs(ctx, slog.LevelInfo, "serving", slog.String("addr", ln.Addr().String()))
 	served := make(chan error, 1)

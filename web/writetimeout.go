@@ -13,47 +13,27 @@ const DefaultWriteTimeout = 30 * time.Second
 
 // The write timeout is kept per connection, not per request: setting a
 // deadline changes a runtime timer, too costly to pay on every write of
-// every response (docs/web.md has the figure). A connection re-arms
-// its deadline, d from now, before a write only when the deadline it set
-// last is older than a quarter of d, which a clock that ticks every d/4
-// tells it without reading the time. So every write starts with at least
+// every response (docs/web.md has the figure). A connection re-arms its
+// deadline, d from now, before a write only when the deadline it set last
+// is older than a quarter of d. It reads the monotonic clock to tell (tens
+// of nanoseconds beside a write's system call): a clock kept by a ticking
+// goroutine would save that read, but a goroutine starved on a busy machine
+// stops ticking, and a slow client that kept reading would then see its
+// response cut off although data moved. So every write starts with at least
 // 3d/4 before its deadline, and a write that makes no progress for d fails.
 // The deadline stays set between responses: net/http clears a connection's
 // write deadline after every response, and a connection that let it would
 // write the next responses of the same quarter with none.
 
-// writeClock counts quarters of the write timeout; connections compare it
-// with the tick at which they last armed their deadline.
+// writeClock is the write timeout and the origin of the connections'
+// monotonic readings.
 type writeClock struct {
 	timeout time.Duration
-	tick    atomic.Uint64
-	stop    chan struct{}
-	done    chan struct{}
+	epoch   time.Time
 }
 
-// startWriteClock starts the ticking goroutine; stopClock ends it.
-func startWriteClock(timeout time.Duration) *writeClock {
-	c := &writeClock{timeout: timeout, stop: make(chan struct{}), done: make(chan struct{})}
-	c.tick.Store(1) // connections start at 0: the first write arms
-	go func() {
-		defer close(c.done)
-		t := time.NewTicker(timeout / 4)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				c.tick.Add(1)
-			case <-c.stop:
-				return
-			}
-		}
-	}()
-	return c
-}
-
-func (c *writeClock) stopClock() {
-	close(c.stop)
-	<-c.done
+func newWriteClock(timeout time.Duration) *writeClock {
+	return &writeClock{timeout: timeout, epoch: time.Now()}
 }
 
 // writeTimeoutListener hands out connections whose writes re-arm their
@@ -76,13 +56,17 @@ func (l writeTimeoutListener) Accept() (net.Conn, error) {
 type writeTimeoutConn struct {
 	net.Conn
 	clock *writeClock
-	armed atomic.Uint64 // the clock's tick when the deadline was last set
+	// armed is when the deadline was last set, in nanoseconds since the
+	// clock's epoch plus one; 0 means never.
+	armed atomic.Int64
 }
 
 func (c *writeTimeoutConn) arm() {
-	if now := c.clock.tick.Load(); now != c.armed.Load() {
-		c.armed.Store(now)
-		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.clock.timeout))
+	now := time.Now()
+	since := int64(now.Sub(c.clock.epoch)) + 1
+	if last := c.armed.Load(); last == 0 || time.Duration(since-last) >= c.clock.timeout/4 {
+		c.armed.Store(since)
+		_ = c.Conn.SetWriteDeadline(now.Add(c.clock.timeout))
 	}
 }
 
