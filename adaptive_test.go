@@ -41,37 +41,60 @@ func TestAdaptiveHoldsItsLimit(t *testing.T) {
 	release()
 }
 
-func TestAdaptiveDropsExpiredTasks(t *testing.T) {
-	for _, submit := range []string{"Go", "Run"} {
-		t.Run(submit, func(t *testing.T) {
-			e := Adaptive(LimitRange(1, 1), Queue(1))
-			release := occupy(t, e, 1)
-			ctx, cancel := context.WithCancel(context.Background())
-			ran := false
-			task := func(context.Context) { ran = true }
-			result := make(chan error, 1)
-			if submit == "Go" {
-				result <- e.Go(ctx, task)
-			} else {
-				go func() { result <- e.Run(ctx, task) }()
+// Every executor with a queue drops a queued task whose context ended
+// before its turn: never run, counted in Stats.Expired, and Run returns the
+// context's error.
+func TestQueuedTasksExpire(t *testing.T) {
+	executors := map[string]func() Executor{
+		"pool":     func() Executor { return Pool(1, Queue(1)) },
+		"threads":  func() Executor { return Threads(1, Queue(1)) },
+		"limit":    func() Executor { return Limit(1, Queue(1)) },
+		"adaptive": func() Executor { return Adaptive(LimitRange(1, 1), Queue(1)) },
+	}
+	for kind, build := range executors {
+		for _, submit := range []string{"Go", "Run"} {
+			for _, end := range []string{"cancel", "deadline"} {
+				t.Run(kind+"/"+submit+"/"+end, func(t *testing.T) {
+					e := build()
+					release := occupy(t, e, 1)
+					var ctx context.Context
+					var cancel context.CancelFunc
+					want := error(context.Canceled)
+					if end == "cancel" {
+						ctx, cancel = context.WithCancel(context.Background())
+					} else {
+						ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
+						want = context.DeadlineExceeded
+					}
+					defer cancel()
+					ran := false
+					task := func(context.Context) { ran = true }
+					result := make(chan error, 1)
+					if submit == "Go" {
+						result <- e.Go(ctx, task)
+						want = nil
+					} else {
+						go func() { result <- e.Run(ctx, task) }()
+					}
+					waitFor(t, func() bool { return e.Stats().Queued == 1 })
+					if end == "cancel" {
+						cancel()
+					} else {
+						time.Sleep(2 * time.Millisecond)
+					}
+					release()
+					err := <-result
+					shutdown(t, e)
+					if !errors.Is(err, want) || ran {
+						t.Errorf("%s = %v, task ran %v; want %v, never run", submit, err, ran, want)
+					}
+					s := e.Stats()
+					if s.Expired != 1 || s.Completed != 1 || s.Submitted != s.Completed+s.Expired || s.Queued != 0 {
+						t.Errorf("Stats = %+v; want 1 expired, 1 completed, submitted = completed + expired, none queued", s)
+					}
+				})
 			}
-			waitFor(t, func() bool { return e.Stats().Queued == 1 })
-			cancel() // its context ends while it waits its turn
-			release()
-			err := <-result
-			shutdown(t, e)
-			want := error(nil)
-			if submit == "Run" {
-				want = context.Canceled
-			}
-			if !errors.Is(err, want) || ran {
-				t.Errorf("%s = %v, task ran %v; want %v, never run", submit, err, ran, want)
-			}
-			s := e.Stats()
-			if s.Expired != 1 || s.Submitted != s.Completed+s.Expired || s.Completed != 1 {
-				t.Errorf("Stats = %+v; want 1 expired, 1 completed, submitted = completed + expired", s)
-			}
-		})
+		}
 	}
 }
 

@@ -17,7 +17,11 @@ import (
 // count in Stats.Queued). Waiting is first come, first served. Go returns
 // once the task is admitted; Run runs it on the caller's goroutine once it
 // has a slot and returns when it does. After Shutdown both return ErrClosed.
-// An admitted task runs even if its submit context ends. Go's goroutines
+// A queued task whose submit context has ended (or passed its deadline)
+// when its turn comes is dropped unrun and counted in Stats.Expired; Run
+// then returns the context's error. A started task runs even if its context
+// ends. While a ThreadWatch is tripped, Go and Run return ErrRejected (see
+// IgnoreThreadWatch). Go's goroutines
 // carry the pprof labels executor=<name> and kind=limit; a panicking task is
 // recovered and reported. Neither Go nor Run allocates beyond the caller's
 // closure with a context.Background submit context. Safe for concurrent use.
@@ -98,7 +102,7 @@ func (s *start) goroutine() {
 
 func (l *limit) goroutine(ctx context.Context, t Task, admitted int64) {
 	pprof.SetGoroutineLabels(l.labels)
-	if !l.start() {
+	if l.start(ctx) != nil {
 		return
 	}
 	defer l.finish() // deferred, in case t calls runtime.Goexit
@@ -111,8 +115,8 @@ func (l *limit) Run(ctx context.Context, t Task) error {
 		return err
 	}
 	admitted := l.stamp(l.submitted.Load())
-	if !l.start() {
-		return ErrAbandoned
+	if err := l.start(ctx); err != nil {
+		return err
 	}
 	defer l.finish() // deferred, in case t calls runtime.Goexit
 	l.run(ctx, t, admitted, &l.tickets.completed)
@@ -168,16 +172,17 @@ func (l *limit) countAdmitted() {
 	}
 }
 
-// start waits for a running slot; it reports false, having counted the task
-// as abandoned, if Shutdown gives up first.
-func (l *limit) start() bool {
+// start waits for a running slot. It returns ErrAbandoned, having counted
+// the task as abandoned, if Shutdown gives up first, and the context's error,
+// having counted the task as expired, if ctx ended while it waited.
+func (l *limit) start(ctx context.Context) error {
 	if l.slots == nil {
-		return true
+		return nil
 	}
 	if ok, _ := l.slots.tryAcquire(); !ok {
 		if l.slots.wait(nil) != acquired {
 			l.abandonQueued()
-			return false
+			return ErrAbandoned
 		}
 	}
 	if l.abandoning.Load() {
@@ -185,10 +190,18 @@ func (l *limit) start() bool {
 		// cancelled task does not let a queued one start.
 		l.slots.release()
 		l.abandonQueued()
-		return false
+		return ErrAbandoned
+	}
+	if ctx.Done() != nil {
+		if err := expiry(ctx); err != nil {
+			l.slots.release()
+			l.expired.Add(1)
+			l.tickets.release()
+			return err
+		}
 	}
 	l.observe(int64(l.slots.held()))
-	return true
+	return nil
 }
 
 func (l *limit) abandonQueued() {

@@ -20,7 +20,10 @@ import (
 // queue is full, both block until there is room or ctx ends (then they
 // return ctx.Err()); under Full(FullReject) they return ErrRejected at once.
 // With Queue(0) a task is admitted only while a worker is parked waiting for
-// one. After Shutdown has begun they return ErrClosed. An admitted task runs
+// one. After Shutdown has begun they return ErrClosed; while a ThreadWatch is
+// tripped, ErrRejected (see IgnoreThreadWatch). A task whose ctx has ended
+// (or passed its deadline) when a worker takes it is dropped unrun and
+// counted in Stats.Expired; Run then returns ctx's error. A started task runs
 // even if ctx ends meanwhile (the task sees ctx's error); a panic in it is
 // recovered and reported (see PanicHandler). A task that calls Run on its own
 // pool waits for a worker like any caller. Per task, nothing is allocated
@@ -210,6 +213,17 @@ func (p *pool) serve(w *worker) {
 			p.idle.working(w)
 		}
 		w.tl.taken.Add(1)
+		if j.ctx.Done() != nil {
+			if err := expiry(j.ctx); err != nil {
+				// Its context ended while it waited: dropped unrun.
+				// Un-taken first, as for abandoned tasks below.
+				w.tl.taken.Add(^uint64(0))
+				p.expired.Add(1)
+				answer(j, err)
+				*j = job{}
+				continue
+			}
+		}
 		if p.abandoning.Load() {
 			// Un-take before counting as abandoned: see pool.taskCounts.
 			w.tl.taken.Add(^uint64(0))
@@ -254,6 +268,9 @@ func (w *worker) give(j job) {
 
 // Go queues t for a worker; see Pool for when it waits or rejects.
 func (p *pool) Go(ctx context.Context, t Task) error {
+	if p.refuses() {
+		return ErrRejected
+	}
 	if t == nil {
 		t = nilTask
 	}
@@ -269,6 +286,9 @@ func nilTask(context.Context) {
 
 // Run hands t to a worker and waits until it returns.
 func (p *pool) Run(ctx context.Context, t Task) error {
+	if p.refuses() {
+		return ErrRejected
+	}
 	if t == nil {
 		t = nilTask
 	}
@@ -464,7 +484,7 @@ func (p *pool) taskCounts() (running, queued int64, completed uint64) {
 		completed += done
 	}
 	running = int64(taken - completed)
-	queued = int64(p.submitted.Load() + p.idle.handedCount() - a - taken)
+	queued = int64(p.submitted.Load() + p.idle.handedCount() - a - p.expired.Load() - taken)
 	return running, queued, completed
 }
 

@@ -61,9 +61,6 @@ func TestThreadWatchLifecycle(t *testing.T) {
 
 func TestThreadWatchRefusal(t *testing.T) {
 	for _, tc := range everyExecutor {
-		if tc.kind == "pool" || tc.kind == "threads" {
-			continue // not yet guarded
-		}
 		t.Run(tc.kind, func(t *testing.T) {
 			threadRefusals.trip()
 			tripped := true
