@@ -1,0 +1,95 @@
+package loom
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// Tests written for the mutants that survived a gremlins pass (see
+// docs/testing.md): each one fails when the line it names is changed.
+
+// TestBlockingBoundMadeOnFirstUse checks the lazy default of Blocking's
+// bound: with none set, the first use makes one (half the thread limit) and
+// later uses get the same one. (blocking.go, currentBlocking's fast path.)
+func TestBlockingBoundMadeOnFirstUse(t *testing.T) {
+	old := blockingNow.Load()
+	t.Cleanup(func() { blockingNow.Store(old) })
+	blockingNow.Store(nil)
+	b := currentBlocking()
+	if b == nil {
+		t.Fatal("currentBlocking() with no bound set: got nil; want the default bound")
+	}
+	if b.limit != defaultBlockingLimit() {
+		t.Errorf("default bound: got %d; want %d", b.limit, defaultBlockingLimit())
+	}
+	if again := currentBlocking(); again != b {
+		t.Errorf("second currentBlocking(): got another bound (%p); want the first (%p)", again, b)
+	}
+}
+
+// TestLimitAbandonWakesQueuedRun has Shutdown give up on a Limit whose one
+// running task ignores its cancelled context: the Run queued behind it must
+// return ErrAbandoned at once, without waiting for the running task to end
+// and without running its task. Closing the running slots on abandon is
+// what wakes it (limit.go, onAbandon).
+func TestLimitAbandonWakesQueuedRun(t *testing.T) {
+	e := Limit(1, Queue(1))
+	release := make(chan struct{})
+	started := make(chan struct{})
+	if err := e.Go(context.Background(), func(context.Context) { close(started); <-release }); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	runErr := make(chan error, 1)
+	go func() {
+		runErr <- e.Run(context.Background(), func(context.Context) { t.Error("the queued task ran after Shutdown gave up") })
+	}()
+	for e.Stats().Submitted != 2 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := shutdownBounded(t, e, ctx); !errors.Is(err, ErrAbandoned) {
+		t.Errorf("Shutdown with an ended context: got %v; want ErrAbandoned", err)
+	}
+	returned := false
+	select {
+	case err := <-runErr:
+		returned = true
+		if !errors.Is(err, ErrAbandoned) {
+			t.Errorf("queued Run: got %v; want ErrAbandoned", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("queued Run still waits for a slot held by a task that ignores cancellation")
+	}
+	close(release)
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := shutdownBounded(t, e, ctx); err != nil {
+		t.Errorf("second Shutdown, the running task released: got %v; want nil", err)
+	}
+	if !returned {
+		select {
+		case <-runErr:
+		case <-time.After(10 * time.Second):
+			t.Fatal("queued Run never returned, even after the running task did")
+		}
+	}
+}
+
+// shutdownBounded calls e.Shutdown(ctx) and fails the test if it has not
+// returned within ten seconds.
+func shutdownBounded(t *testing.T, e Executor, ctx context.Context) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- e.Shutdown(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown did not return within 10s")
+		return nil
+	}
+}
