@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -129,6 +130,9 @@ func scenarioCharts(i int, sc ScenarioResult) []string {
 			charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "s"}),
 			charts.WithYAxisOpts(opts.YAxis{Name: unit}))
 		for _, run := range sc.Runs {
+			if kind == "limit" && !runHasLimit(run) {
+				continue // the other models have no moving limit to draw
+			}
 			var points []opts.LineData
 			for _, s := range run.Server.Samples {
 				points = append(points, opts.LineData{Value: []any{round(s.At.Seconds(), 2), round(value(s), 2)}})
@@ -140,11 +144,25 @@ func scenarioCharts(i int, sc ScenarioResult) []string {
 	rss := series("rss", "server RSS over time (MiB)", "MiB", func(s Sample) float64 { return float64(s.RSSBytes) / (1 << 20) })
 	threads := series("threads", "server OS threads over time", "threads", func(s Sample) float64 { return float64(s.Threads) })
 
+	snippets := []render.ChartSnippet{throughput.RenderSnippet(), latency.RenderSnippet(), rss.RenderSnippet(), threads.RenderSnippet()}
+	if hasLimit(sc) {
+		snippets = append(snippets, series("limit", "adaptive limit over time", "tasks",
+			func(s Sample) float64 { return float64(s.Limit) }).RenderSnippet())
+	}
 	var out []string
-	for _, snip := range []render.ChartSnippet{throughput.RenderSnippet(), latency.RenderSnippet(), rss.RenderSnippet(), threads.RenderSnippet()} {
+	for _, snip := range snippets {
 		out = append(out, snip.Element+"\n"+snip.Script)
 	}
 	return out
+}
+
+// hasLimit reports whether a run of sc reported an adaptive limit.
+func hasLimit(sc ScenarioResult) bool {
+	return slices.ContainsFunc(sc.Runs, runHasLimit)
+}
+
+func runHasLimit(run ModelRun) bool {
+	return slices.ContainsFunc(run.Server.Samples, func(s Sample) bool { return s.Limit > 0 })
 }
 
 func percentileLabel(p float64) string {

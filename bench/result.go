@@ -131,4 +131,6 @@ type Sample struct {
 	NotInGo    uint64 `json:"goroutines_not_in_go,omitempty"`
 	GCCycles   uint64 `json:"gc_cycles,omitempty"`
 	HeapBytes  uint64 `json:"heap_bytes,omitempty"`
+	// Limit is the adaptive executor's limit; 0 for other models.
+	Limit int `json:"executor_limit,omitempty"`
 }

@@ -87,6 +87,7 @@ func (s *sampler) sampleOnce(ctx context.Context) bool {
 			sample.NotInGo = snap.GoroutinesNotInGo
 			sample.GCCycles = snap.GCCycles
 			sample.HeapBytes = snap.HeapObjectsBytes
+			sample.Limit = int(snap.ExecutorLimit)
 		}
 	}
 	s.mu.Lock()

@@ -119,7 +119,9 @@ func Serve(ctx context.Context, cfg ServeConfig, out io.Writer) (err error) {
 	if err != nil {
 		return errors.Join(fmt.Errorf("listen for metrics: %w", err), ln.Close(), app.Shutdown(context.WithoutCancel(ctx)))
 	}
-	metrics := &http.Server{Handler: runtimestats.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// The adaptive executor's limit, for its chart over time.
+	limit := func(s *runtimestats.Snapshot) { s.ExecutorLimit = uint64(max(exec.Stats().Limit, 0)) }
+	metrics := &http.Server{Handler: runtimestats.HandlerWith(limit), ReadHeaderTimeout: 10 * time.Second}
 	metricsDone := make(chan error, 1)
 	go func() { metricsDone <- metrics.Serve(mln) }()
 	defer func() {

@@ -9,16 +9,27 @@ import (
 // with the JSON of Read(), and other methods with 405. It is safe for
 // concurrent use and keeps no state between requests.
 func Handler() http.Handler {
-	return http.HandlerFunc(serve)
+	return HandlerWith(nil)
 }
 
-func serve(w http.ResponseWriter, r *http.Request) {
+// HandlerWith is Handler with add, if not nil, called on each snapshot
+// before it is sent, to fill in figures the server keeps itself (such as
+// ExecutorLimit). add must be safe for concurrent use.
+func HandlerWith(add func(*Snapshot)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(w, r, add) })
+}
+
+func serve(w http.ResponseWriter, r *http.Request, add func(*Snapshot)) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "runtimestats: method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := json.Marshal(Read())
+	snap := Read()
+	if add != nil {
+		add(&snap)
+	}
+	body, err := json.Marshal(snap)
 	if err != nil {
 		// A struct of integers always marshals; this guards against a
 		// future field that does not.

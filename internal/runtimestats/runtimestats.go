@@ -50,6 +50,10 @@ type Snapshot struct {
 	// TotalBytes is all memory the runtime has mapped read-write
 	// (/memory/classes/total:bytes).
 	TotalBytes uint64 `json:"total_bytes"`
+	// ExecutorLimit is the current limit of the server's adaptive executor,
+	// when the server reports one (HandlerWith); 0 otherwise. Not a
+	// runtime figure: Read leaves it 0.
+	ExecutorLimit uint64 `json:"executor_limit,omitempty"`
 }
 
 // names lists the metrics Read takes, in the order of the fields they fill.

@@ -143,3 +143,26 @@ func TestFetchErrors(t *testing.T) {
 		t.Errorf("Fetch with cancelled ctx = %v; want context.Canceled", err)
 	}
 }
+
+func TestHandlerWithAddsServerFigures(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		h    http.Handler
+		want uint64
+	}{
+		{"Handler", runtimestats.Handler(), 0},
+		{"HandlerWith", runtimestats.HandlerWith(func(s *runtimestats.Snapshot) { s.ExecutorLimit = 17 }), 17},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			tc.h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+			var snap runtimestats.Snapshot
+			if err := json.Unmarshal(rec.Body.Bytes(), &snap); err != nil {
+				t.Fatal(err)
+			}
+			if snap.ExecutorLimit != tc.want || snap.Goroutines == 0 {
+				t.Errorf("snapshot %+v; want executor limit %d and the runtime's figures", snap, tc.want)
+			}
+		})
+	}
+}
