@@ -105,6 +105,16 @@ func (c *core) init(kind Kind, cfg config, workers, queueCapacity int) {
 // refuses reports whether a tripped ThreadWatch refuses a new task, and
 // counts the refusal. While no watch is tripped it is one atomic load.
 func (c *core) refuses() bool {
+	if threadRefusals.tripped.Load() == 0 {
+		return false // inlined into Go and Run: the rest is not
+	}
+	return c.refusesTripped()
+}
+
+// refusesTripped is kept out of line so that refuses inlines.
+//
+//go:noinline
+func (c *core) refusesTripped() bool {
 	if !threadRefusals.refuse(c.name, c.ignoreThreads) {
 		return false
 	}
