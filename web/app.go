@@ -76,6 +76,13 @@ func New(opts ...Option) (*App, error) {
 	if d := c.app.writeTimeout; d < 0 {
 		return nil, fmt.Errorf("web: write timeout %v is negative (0 removes it)", d)
 	}
+	if c.app.engine == nil {
+		e, err := engineFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		c.app.engine = e
+	}
 	a := &App{mux: http.NewServeMux(), settings: c.app, logger: c.app.logger}
 	if a.logger == nil {
 		a.logger = slog.Default()

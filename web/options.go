@@ -50,7 +50,8 @@ type appSettings struct {
 	writeTimeout time.Duration
 	errorHandler func(http.ResponseWriter, *http.Request, error)
 	server       func(*http.Server)
-	noWatch      bool // NoThreadWatch
+	noWatch      bool   // NoThreadWatch
+	engine       Engine // WithEngine or LOOM_ENGINE; nil: net/http
 }
 
 // routeSettings are inherited from App to group to route; each level

@@ -62,12 +62,19 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		defer watch.Close()
 	}
 	srv := a.newServer()
-	if d := a.settings.writeTimeout; d > 0 && srv.WriteTimeout <= 0 {
+	var server EngineServer = srv
+	if e := a.settings.engine; e != nil {
+		es, err := e.NewServer(srv, a.engineSettings())
+		if err != nil {
+			return errors.Join(fmt.Errorf("web: engine %s: %w", e.Name(), err), ln.Close(), a.Shutdown(context.WithoutCancel(ctx)))
+		}
+		server = es
+	} else if d := a.settings.writeTimeout; d > 0 && srv.WriteTimeout <= 0 {
 		ln = writeTimeoutListener{Listener: ln, clock: newWriteClock(d)}
 	}
-	a.logger.LogAttrs(ctx, slog.LevelInfo, "serving", slog.String("addr", ln.Addr().String()))
+	a.logger.LogAttrs(ctx, slog.LevelInfo, "serving", slog.String("addr", ln.Addr().String()), slog.String("engine", a.EngineName()))
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- server.Serve(ln) }()
 
 	var errs []error
 	select {
@@ -77,9 +84,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 		grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.settings.grace)
 		defer cancel()
-		if err := srv.Shutdown(grace); err != nil {
+		if err := server.Shutdown(grace); err != nil {
 			errs = append(errs, fmt.Errorf("web: graceful shutdown: %w", err))
-			_ = srv.Close()
+			_ = server.Close()
 		}
 		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 			errs = append(errs, fmt.Errorf("web: serve: %w", err))
@@ -107,4 +114,14 @@ func (a *App) newServer() *http.Server {
 		a.settings.server(srv)
 	}
 	return srv
+}
+
+// engineSettings are the App's settings an engine other than net/http's
+// needs.
+func (a *App) engineSettings() EngineSettings {
+	s := EngineSettings{WriteTimeout: a.settings.writeTimeout, BodyTimeout: a.defaults.bodyTimeout, Logger: a.logger}
+	if a.bodyCeiling > 0 {
+		s.BodyLimit = a.bodyCeiling
+	}
+	return s
 }

@@ -1,0 +1,358 @@
+package nbio_test
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/nbio"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// engines are the engines every test runs on: nil is net/http's.
+var engines = []struct {
+	name   string
+	engine web.Engine
+}{{"std", nil}, {"nbio", nbio.Engine()}}
+
+// serve serves app on a free loopback port until the test ends; stop ends
+// Serve and returns its error.
+func serve(t *testing.T, app *web.App) (base string, stop func() error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ctx, ln) }()
+	var result error
+	stopped := false
+	stop = func() error {
+		if !stopped {
+			stopped = true
+			cancel()
+			result = <-served
+		}
+		return result
+	}
+	t.Cleanup(func() { _ = stop() })
+	return "http://" + ln.Addr().String(), stop
+}
+
+func newApp(t *testing.T, e web.Engine, opts ...web.Option) *web.App {
+	t.Helper()
+	opts = append(opts, web.NoThreadWatch(), web.Logger(slog.New(slog.DiscardHandler)))
+	if e != nil {
+		opts = append(opts, web.WithEngine(e))
+	}
+	app, err := web.New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+// client is a client of its own per test, so that its idle connections
+// are closed with the test.
+func client(t *testing.T) *http.Client {
+	tr := &http.Transport{DisableCompression: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
+}
+
+// body returns a reader of a response's status and body that fails t on
+// an error.
+func body(t *testing.T) func(*http.Response, error) (int, string) {
+	return func(resp *http.Response, err error) (int, string) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(b)
+	}
+}
+
+// TestFeatures runs one request per feature on each engine, over a real
+// socket, and wants the same answer from both.
+func TestFeatures(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			var logged bytes.Buffer
+			app := newApp(t, eng.engine, web.Pprof(), web.AccessLog())
+			_ = logged
+			app.Get("/users/{id}", func(w http.ResponseWriter, r *http.Request) error {
+				id, err := web.Param(r, "id").Int()
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(w, "user %d", id)
+				return err
+			})
+			type in struct{ N int }
+			type out struct{ Double int }
+			app.Post("/double", web.JSON(func(r *http.Request, v in) (out, error) { return out{v.N * 2}, nil }))
+			app.Post("/form", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := io.WriteString(w, "hello "+web.Form(r, "name").String())
+				return err
+			})
+			app.Get("/cookie", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := io.WriteString(w, "flavour "+web.Cookie(r, "flavour").String())
+				return err
+			})
+			app.Static("/static/", fstest.MapFS{"a.txt": {Data: []byte("static file")}})
+			tag := func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("X-Tag", "decorated")
+					next.ServeHTTP(w, r)
+				})
+			}
+			app.Get("/decorated", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := io.WriteString(w, "inside")
+				return err
+			}, web.Use(tag))
+			app.Get("/gzip", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := io.WriteString(w, strings.Repeat("compress me ", 200))
+				return err
+			}, web.Use(web.Compress))
+			app.Get("/panic", func(w http.ResponseWriter, r *http.Request) error { panic("boom") })
+			base, stop := serve(t, app)
+			c := client(t)
+
+			tests := []struct {
+				name       string
+				req        func() (*http.Response, error)
+				wantStatus int
+				wantBody   string
+			}{
+				{"params", func() (*http.Response, error) { return c.Get(base + "/users/42") }, 200, "user 42"},
+				{"bad param", func() (*http.Response, error) { return c.Get(base + "/users/x") }, 400, ""},
+				{"not found", func() (*http.Response, error) { return c.Get(base + "/nope") }, 404, ""},
+				{"json", func() (*http.Response, error) {
+					return c.Post(base+"/double", "application/json", strings.NewReader(`{"N":21}`))
+				}, 200, `{"Double":42}` + "\n"},
+				{"form", func() (*http.Response, error) {
+					return c.PostForm(base+"/form", url.Values{"name": {"ada"}})
+				}, 200, "hello ada"},
+				{"cookie", func() (*http.Response, error) {
+					req, _ := http.NewRequest("GET", base+"/cookie", nil)
+					req.AddCookie(&http.Cookie{Name: "flavour", Value: "oat"})
+					return c.Do(req)
+				}, 200, "flavour oat"},
+				{"static", func() (*http.Response, error) { return c.Get(base + "/static/a.txt") }, 200, "static file"},
+				{"panic", func() (*http.Response, error) { return c.Get(base + "/panic") }, 500, ""},
+				{"pprof", func() (*http.Response, error) { return c.Get(base + "/debug/pprof/cmdline") }, 200, ""},
+			}
+			for _, tt := range tests {
+				status, got := body(t)(tt.req())
+				if status != tt.wantStatus || (tt.wantBody != "" && got != tt.wantBody) {
+					t.Errorf("%s: got %d %q; want %d %q", tt.name, status, got, tt.wantStatus, tt.wantBody)
+				}
+			}
+
+			resp, err := c.Get(base + "/decorated")
+			if _, got := body(t)(resp, err); resp.Header.Get("X-Tag") != "decorated" || got != "inside" {
+				t.Errorf("decorator: got X-Tag %q body %q; want decorated, inside", resp.Header.Get("X-Tag"), got)
+			}
+
+			req, _ := http.NewRequest("GET", base+"/gzip", nil)
+			req.Header.Set("Accept-Encoding", "gzip")
+			resp, err = c.Do(req)
+			_, zipped := body(t)(resp, err)
+			if resp.Header.Get("Content-Encoding") != "gzip" {
+				t.Fatalf("compression: got Content-Encoding %q; want gzip", resp.Header.Get("Content-Encoding"))
+			}
+			zr, err := gzip.NewReader(strings.NewReader(zipped))
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, _ := io.ReadAll(zr)
+			if string(plain) != strings.Repeat("compress me ", 200) {
+				t.Errorf("compression: got %d bytes after gunzip; want %d", len(plain), 12*200)
+			}
+			if err := stop(); err != nil {
+				t.Errorf("Serve: got %v; want nil", err)
+			}
+		})
+	}
+}
+
+// TestStreamingFlush wants a flushed part to reach the client while the
+// handler still runs, on both engines.
+func TestStreamingFlush(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine)
+			release := make(chan struct{})
+			app.Get("/stream", func(w http.ResponseWriter, r *http.Request) error {
+				_, _ = io.WriteString(w, "first\n")
+				if err := http.NewResponseController(w).Flush(); err != nil {
+					return err
+				}
+				<-release
+				_, err := io.WriteString(w, "second\n")
+				return err
+			})
+			base, _ := serve(t, app)
+			resp, err := client(t).Get(base + "/stream")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			line, err := bufio.NewReader(resp.Body).ReadString('\n')
+			close(release)
+			if err != nil || line != "first\n" {
+				t.Fatalf("got %q, %v before the handler ended; want \"first\\n\"", line, err)
+			}
+		})
+	}
+}
+
+// TestSlowHeadersCutOff sends half a request line and stops: both engines
+// close the connection after the read-header timeout.
+func TestSlowHeadersCutOff(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine, web.BodyTimeout(0), web.ConfigureServer(func(s *http.Server) {
+				s.ReadHeaderTimeout = 200 * time.Millisecond
+			}))
+			app.Get("/", func(w http.ResponseWriter, r *http.Request) error { return nil })
+			base, _ := serve(t, app)
+			conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := io.WriteString(conn, "GET / HT"); err != nil {
+				t.Fatal(err)
+			}
+			// The server must end it long before this deadline.
+			_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+			_, err = io.ReadAll(conn)
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatalf("connection still open after 20s; want it closed after the 200ms read-header timeout")
+			}
+		})
+	}
+}
+
+// TestGracefulShutdown wants a request in flight when Serve is told to stop
+// to finish, on both engines.
+func TestGracefulShutdown(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine)
+			started, release := make(chan struct{}), make(chan struct{})
+			app.Get("/slow", func(w http.ResponseWriter, r *http.Request) error {
+				close(started)
+				<-release
+				_, err := io.WriteString(w, "done")
+				return err
+			})
+			base, stop := serve(t, app)
+			type result struct {
+				status int
+				body   string
+				err    error
+			}
+			got := make(chan result, 1)
+			c := client(t)
+			go func() {
+				resp, err := c.Get(base + "/slow")
+				if err != nil {
+					got <- result{err: err}
+					return
+				}
+				defer resp.Body.Close()
+				b, err := io.ReadAll(resp.Body)
+				got <- result{resp.StatusCode, string(b), err}
+			}()
+			<-started
+			stopped := make(chan error, 1)
+			go func() { stopped <- stop() }()
+			time.Sleep(50 * time.Millisecond) // let Serve begin its shutdown
+			close(release)
+			r := <-got
+			if r.err != nil || r.status != 200 || r.body != "done" {
+				t.Errorf("in-flight request: got %d %q %v; want 200 \"done\"", r.status, r.body, r.err)
+			}
+			if err := <-stopped; err != nil {
+				t.Errorf("Serve: got %v; want nil", err)
+			}
+		})
+	}
+}
+
+// TestEngineFromEnv covers LOOM_ENGINE: unset and std are net/http, nbio is
+// this package's engine (imported here), anything else is an error naming
+// the variable and the value.
+func TestEngineFromEnv(t *testing.T) {
+	tests := []struct {
+		value    string
+		wantName string
+		wantErr  string
+	}{
+		{"", "std", ""},
+		{"std", "std", ""},
+		{"nbio", "nbio", ""},
+		{"tomcat", "", `LOOM_ENGINE="tomcat"`},
+	}
+	for _, tt := range tests {
+		t.Setenv(web.EngineEnv, tt.value)
+		app, err := web.New(web.NoThreadWatch())
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, web.ErrEngine) {
+				t.Errorf("LOOM_ENGINE=%q: got %v; want an ErrEngine naming %s", tt.value, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("LOOM_ENGINE=%q: %v", tt.value, err)
+		}
+		if got := app.EngineName(); got != tt.wantName {
+			t.Errorf("LOOM_ENGINE=%q: got engine %q; want %q", tt.value, got, tt.wantName)
+		}
+		_ = app.Shutdown(context.Background())
+	}
+}
+
+// TestHijackRefused: the standard upgrade cannot work on an event-loop
+// connection, and a handler that tries is told why.
+func TestHijackRefused(t *testing.T) {
+	app := newApp(t, nbio.Engine())
+	app.Get("/ws", func(w http.ResponseWriter, r *http.Request) error {
+		_, _, err := http.NewResponseController(w).Hijack()
+		if !errors.Is(err, nbio.ErrHijack) {
+			return fmt.Errorf("got %v; want ErrHijack", err)
+		}
+		_, err = io.WriteString(w, "refused")
+		return err
+	})
+	base, _ := serve(t, app)
+	status, got := body(t)(client(t).Get(base + "/ws"))
+	if status != 200 || got != "refused" {
+		t.Errorf("got %d %q; want 200 \"refused\"", status, got)
+	}
+}
