@@ -86,8 +86,9 @@ func (engine) NewServer(srv *http.Server, s web.EngineSettings) (web.EngineServe
 		handler:       srv.Handler,
 		headerTimeout: headerTimeout,
 		bodyTimeout:   s.BodyTimeout,
-		reading:       map[*nbio.Conn]struct{}{},
+		reading:       map[*nbio.Conn]time.Time{},
 		done:          make(chan struct{}),
+		swept:         make(chan struct{}),
 		idle:          make(chan struct{}, 1),
 	}
 	sv.config = nbhttp.Config{
@@ -118,18 +119,20 @@ type server struct {
 
 	mu       sync.Mutex
 	eng      *nbhttp.Engine
-	ln       net.Listener
-	reading  map[*nbio.Conn]struct{} // connections part-way through a request
+	ln       *pausingListener
+	reading  map[*nbio.Conn]time.Time // connections part-way through a request, since when
 	closing  atomic.Bool
 	inFlight atomic.Int64
 	idle     chan struct{} // signalled when inFlight drops to 0 while closing
 	done     chan struct{} // closed when the engine has stopped
+	swept    chan struct{} // closed when the sweeper has ended
 	stopOnce sync.Once
 }
 
 // Serve serves on ln until Shutdown or Close, then returns
 // http.ErrServerClosed.
 func (s *server) Serve(ln net.Listener) error {
+	pl := &pausingListener{Listener: ln, closed: make(chan struct{})}
 	conf := s.config
 	conf.Addrs = []string{ln.Addr().String()}
 	used := false
@@ -138,21 +141,25 @@ func (s *server) Serve(ln net.Listener) error {
 			return nil, errors.New("nbio engine: one listener only")
 		}
 		used = true
-		return ln, nil
+		return pl, nil
 	}
 	eng := nbhttp.NewEngine(conf)
-	if s.headerTimeout > 0 {
-		eng.OnData(s.onData)
-		eng.OnClose(s.onClose)
-	}
+	eng.OnOpen(s.onOpen)
+	eng.OnData(s.onData)
+	eng.OnClose(s.onClose)
 	s.mu.Lock()
 	if s.closing.Load() {
 		s.mu.Unlock()
 		_ = ln.Close()
 		return http.ErrServerClosed
 	}
-	s.eng, s.ln = eng, ln
+	s.eng, s.ln = eng, pl
 	s.mu.Unlock()
+	if s.headerTimeout > 0 {
+		go s.sweep()
+	} else {
+		close(s.swept)
+	}
 	if err := eng.Start(); err != nil {
 		s.stop()
 		return fmt.Errorf("nbio: start: %w", err)
@@ -161,21 +168,22 @@ func (s *server) Serve(ln net.Listener) error {
 	return http.ErrServerClosed
 }
 
-// onData bounds how long a request may take to arrive: its first bytes arm
-// a read deadline of the header timeout plus the body timeout (nbio reads
-// the whole body before the handler runs), which the response replaces
-// with the idle timeout. Without it nbio's only read deadline is the idle
-// timeout, and a client trickling its headers would hold on for minutes.
+// onOpen runs on the accepting goroutine once nbio has set the connection
+// up, before any of its data is read; taking the lock that onData takes
+// orders the two for the race detector, which cannot see that epoll does.
+func (s *server) onOpen(net.Conn) {
+	s.mu.Lock()
+	s.mu.Unlock() //nolint:staticcheck // an empty critical section on purpose
+}
+
+// onData notes when a request's first bytes arrive, for the sweeper, and
+// hands the data to nbio's parser.
 func (s *server) onData(c *nbio.Conn, data []byte) {
 	s.mu.Lock()
-	_, armed := s.reading[c]
-	if !armed {
-		s.reading[c] = struct{}{}
+	if _, started := s.reading[c]; !started && s.headerTimeout > 0 {
+		s.reading[c] = time.Now()
 	}
 	s.mu.Unlock()
-	if !armed {
-		_ = c.SetReadDeadline(time.Now().Add(s.headerTimeout + s.bodyTimeout))
-	}
 	c.DataHandler()(c, data)
 }
 
@@ -184,6 +192,40 @@ func (s *server) onClose(c net.Conn, _ error) {
 		s.mu.Lock()
 		delete(s.reading, nc)
 		s.mu.Unlock()
+	}
+}
+
+// sweep closes connections whose request has not fully arrived within the
+// header timeout plus the body timeout of its first bytes (nbio reads the
+// whole body before the handler runs, so the two bound one wait). nbio's
+// own read deadline is the idle timeout, re-armed after every response: a
+// client trickling its headers would otherwise hold on for minutes. The
+// sweep runs every quarter of the header timeout, so a connection is cut
+// off between the limit and a quarter past it.
+func (s *server) sweep() {
+	defer close(s.swept)
+	limit := s.headerTimeout + s.bodyTimeout
+	t := time.NewTicker(max(s.headerTimeout/4, time.Millisecond))
+	defer t.Stop()
+	var late []*nbio.Conn
+	for {
+		select {
+		case <-s.done:
+			return
+		case now := <-t.C:
+			late = late[:0]
+			s.mu.Lock()
+			for c, since := range s.reading {
+				if now.Sub(since) >= limit {
+					late = append(late, c)
+					delete(s.reading, c)
+				}
+			}
+			s.mu.Unlock()
+			for _, c := range late {
+				_ = c.Close()
+			}
+		}
 	}
 }
 
@@ -230,7 +272,7 @@ func (s *server) Shutdown(ctx context.Context) error {
 		s.stop()
 		return nil
 	}
-	_ = ln.Close() // stop accepting; nbio's accept loop ends
+	ln.pause()
 	for s.inFlight.Load() > 0 {
 		select {
 		case <-s.idle:
@@ -258,7 +300,44 @@ func (s *server) stop() {
 			eng.Stop()
 		}
 		close(s.done)
+		if eng != nil {
+			<-s.swept // started by Serve, which set eng
+		}
 	})
+}
+
+// pausingListener lets Shutdown stop accepting before nbio stops: pause
+// closes the socket, and Accept then waits for Close instead of failing at
+// once, because nbio's accept loop retries a failed Accept until the engine
+// stops, without pause.
+type pausingListener struct {
+	net.Listener
+	paused    atomic.Bool
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func (l *pausingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil && l.paused.Load() {
+		<-l.closed
+	}
+	return c, err
+}
+
+func (l *pausingListener) pause() {
+	l.paused.Store(true)
+	_ = l.Listener.Close()
+}
+
+func (l *pausingListener) Close() error {
+	l.paused.Store(true)
+	err := l.Listener.Close()
+	l.closeOnce.Do(func() { close(l.closed) })
+	if l.paused.Load() && errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
 }
 
 // noHijack hides nbio's Hijack, which hands over a connection the event
