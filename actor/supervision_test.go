@@ -64,16 +64,57 @@ func TestSupervisionDirectives(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sys := newTestSystem(t)
 			events := make(chan string, 10)
-			r := spawn(t, sys, Props{Name: "c", Supervisor: tc.sup, New: counter(events)})
+			// The actor holds "a" until all three are told, so that b is
+			// queued before fail is handled: a Tell racing the failure may
+			// come after the stop, and its dead letter comes later.
+			gate := make(chan struct{})
+			newCounter := counter(events)
+			r := spawn(t, sys, Props{Name: "c", Supervisor: tc.sup, New: func() Actor {
+				a := newCounter()
+				return ReceiveFunc(func(c *Context, msg any) {
+					if msg == "a" {
+						<-gate
+					}
+					a.Receive(c, msg)
+				})
+			}})
+			// Each dead letter notes whether Done had closed when it was found.
+			type letter struct {
+				msg       any
+				afterDone bool
+			}
+			letters := make(chan letter, 10)
+			sys.SubscribeDeadLetters(func(d DeadLetter) {
+				select {
+				case <-d.Recipient.Done():
+					letters <- letter{d.Message, true}
+				default:
+					letters <- letter{d.Message, false}
+				}
+			})
 			r.Tell("a")
 			r.Tell("fail")
 			r.Tell("b")
+			close(gate)
 			expect(t, events, tc.want...)
-			if tc.want[len(tc.want)-1] == "stopped" {
-				waitDone(t, r)
-				if n := sys.DeadLetters(); n != 1 {
-					t.Errorf("dead letters: got %d; want 1 (b)", n)
+			if tc.want[len(tc.want)-1] != "stopped" {
+				if n := sys.DeadLetters(); n != 0 {
+					t.Errorf("dead letters: got %d; want 0", n)
 				}
+				return
+			}
+			// What was queued is a dead letter before Done closes.
+			waitDone(t, r)
+			if n := sys.DeadLetters(); n != 1 {
+				t.Errorf("dead letters at Done: got %d; want 1 (b)", n)
+			}
+			if got, want := recv(t, letters), (letter{"b", false}); got != want {
+				t.Errorf("dead letter: got %+v; want %+v", got, want)
+			}
+			// What comes after is one too, from a later turn.
+			r.Tell("c")
+			if got, want := recv(t, letters), (letter{"c", true}); got != want {
+				t.Errorf("dead letter: got %+v; want %+v", got, want)
 			}
 		})
 	}
