@@ -55,8 +55,14 @@ func placements(t *testing.T, sys *System, dispatcher string, n int) []where {
 
 // pinned runs every turn of an actor on the same goroutine, and on one OS
 // thread when its spec is threads:1; virtual starts a goroutine per turn.
+// A turn takes every message that arrives while it runs, up to the
+// throughput, so the virtual check counts turns with a throughput of 1
+// (one message, one turn) and checks apart that one turn's messages share
+// its goroutine.
 func TestDispatchersRunWhereTheySay(t *testing.T) {
-	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "pinned-locked", Spec: "threads:1", PerActor: true}))
+	sys := newTestSystem(t,
+		WithDispatcher(Dispatcher{Name: "pinned-locked", Spec: "threads:1", PerActor: true}),
+		WithDispatcher(Dispatcher{Name: "virtual-1", Spec: "virtual", Throughput: 1}))
 
 	pinned := placements(t, sys, "pinned", 20)
 	for _, w := range pinned[1:] {
@@ -76,13 +82,34 @@ func TestDispatchersRunWhereTheySay(t *testing.T) {
 		}
 	}
 
-	virtual := placements(t, sys, "virtual", 20)
+	virtual := placements(t, sys, "virtual-1", 20)
 	seen := map[uint64]bool{}
 	for _, w := range virtual {
 		if seen[w.goroutine] {
 			t.Fatalf("virtual: goroutine %d ran two turns; want a new one per turn", w.goroutine)
 		}
 		seen[w.goroutine] = true
+	}
+
+	// Three messages queued while the first holds the turn: one turn, one
+	// goroutine.
+	gate := make(chan struct{})
+	turn := make(chan uint64, 3)
+	r := spawn(t, sys, Props{Dispatcher: "virtual", New: behaviour(func(c *Context, msg any) {
+		if msg == "hold" {
+			<-gate
+		}
+		turn <- goroutineID()
+	})})
+	r.Tell("hold")
+	r.Tell("next")
+	r.Tell("next")
+	close(gate)
+	first := recv(t, turn)
+	for range 2 {
+		if g := recv(t, turn); g != first {
+			t.Errorf("virtual: one turn on goroutines %d and %d; want one", first, g)
+		}
 	}
 }
 
