@@ -93,3 +93,27 @@ func shutdownBounded(t *testing.T, e Executor, ctx context.Context) error {
 		return nil
 	}
 }
+
+// TestOnlySampledTasksAreTimed runs a thousand quick tasks on pools made a
+// second earlier, on the workers' inline path (a Background context): only
+// the sampled ones are timed, so no queue wait or run time reaches back to
+// the pool's creation. Timing an unsampled task (admitted 0) records the
+// pool's age, a second, as its wait or run time. (pool.go, the worker's
+// `admitted != 0` checks.)
+func TestOnlySampledTasksAreTimed(t *testing.T) {
+	const age = time.Second
+	pools := map[string]Executor{"pool": Pool(2, Queue(1000)), "threads": Threads(2, Queue(1000))}
+	time.Sleep(age)
+	for name, e := range pools {
+		for range 1000 {
+			if err := e.Go(context.Background(), func(context.Context) {}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		shutdown(t, e)
+		s := e.Stats()
+		if s.QueueWait.P50 >= age/2 || s.RunTime.P99 >= age/2 {
+			t.Errorf("%s: QueueWait %+v, RunTime %+v; want both under %v (the pool's age is %v)", name, s.QueueWait, s.RunTime, age/2, age)
+		}
+	}
+}
