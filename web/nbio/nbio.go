@@ -18,11 +18,14 @@ package nbio
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,7 +89,7 @@ func (engine) NewServer(srv *http.Server, s web.EngineSettings) (web.EngineServe
 		handler:       srv.Handler,
 		headerTimeout: headerTimeout,
 		bodyTimeout:   s.BodyTimeout,
-		reading:       map[*nbio.Conn]time.Time{},
+		reading:       map[*nbio.Conn]*arrival{},
 		done:          make(chan struct{}),
 		swept:         make(chan struct{}),
 		idle:          make(chan struct{}, 1),
@@ -120,7 +123,7 @@ type server struct {
 	mu       sync.Mutex
 	eng      *nbhttp.Engine
 	ln       *pausingListener
-	reading  map[*nbio.Conn]time.Time // connections part-way through a request, since when
+	reading  map[*nbio.Conn]*arrival // connections part-way through a request
 	closing  atomic.Bool
 	inFlight atomic.Int64
 	idle     chan struct{} // signalled when inFlight drops to 0 while closing
@@ -176,15 +179,133 @@ func (s *server) onOpen(net.Conn) {
 	s.mu.Unlock() //nolint:staticcheck // an empty critical section on purpose
 }
 
-// onData notes when a request's first bytes arrive, for the sweeper, and
-// hands the data to nbio's parser.
+// arrival is how far a request has come in, for the sweeper.
+type arrival struct {
+	deadline time.Time // zero: none (the body has no timeout)
+	inBody   bool      // the blank line that ends the headers has come
+	tail     []byte    // the last bytes of the headers so far, up to 3
+}
+
+var endOfHeaders = []byte("\r\n\r\n")
+
+// onData sets the deadline of a request as its bytes arrive — the header
+// timeout from its first byte, then the body timeout from the end of its
+// headers, as net/http counts them — and hands the data to nbio's parser.
 func (s *server) onData(c *nbio.Conn, data []byte) {
 	s.mu.Lock()
-	if _, started := s.reading[c]; !started && s.headerTimeout > 0 {
-		s.reading[c] = time.Now()
+	if s.headerTimeout > 0 {
+		a := s.reading[c]
+		if a == nil {
+			a = &arrival{deadline: time.Now().Add(s.headerTimeout)}
+			s.reading[c] = a
+		}
+		if !a.inBody && s.headersEnd(a, data) {
+			a.inBody = true
+			a.deadline = time.Time{}
+			if s.bodyTimeout > 0 {
+				a.deadline = time.Now().Add(s.bodyTimeout)
+			}
+		}
 	}
 	s.mu.Unlock()
-	c.DataHandler()(c, data)
+	pc, ok := c.Session().(nbhttp.ParserCloser)
+	if !ok {
+		c.DataHandler()(c, data)
+		return
+	}
+	if err := s.parse(pc, data); err != nil {
+		refuse(c, err)
+	}
+}
+
+// parse feeds data to nbio's parser; a panic in it is a parse error, as it
+// is in nbio's own data handler.
+func (s *server) parse(pc nbhttp.ParserCloser, data []byte) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("nbio parser panic: %v", v)
+		}
+	}()
+	return pc.Parse(data)
+}
+
+// refuse answers a request nbio's parser refused as net/http answers one
+// it refuses — 431 for headers over the limit, 501 for a transfer coding
+// it does not know, 400 otherwise — and closes the connection (nbio would
+// close it without a word).
+func refuse(c *nbio.Conn, err error) {
+	status := "400 Bad Request"
+	switch {
+	case errors.Is(err, nbhttp.ErrTooLong):
+		status = "431 Request Header Fields Too Large"
+	case strings.Contains(err.Error(), "unsupported transfer encoding"):
+		_, _ = io.WriteString(c, "HTTP/1.1 501 Not Implemented"+errorHeaders+"Unsupported transfer encoding")
+		_ = c.CloseWithError(err)
+		return
+	}
+	_, _ = io.WriteString(c, "HTTP/1.1 "+status+errorHeaders+status)
+	_ = c.CloseWithError(err)
+}
+
+// errorHeaders are those of net/http's answer to a request it cannot parse.
+const errorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+
+// badRequest is the status line and body net/http sends for a request it
+// refuses before routing, with why.
+func badRequest(w http.ResponseWriter, r *http.Request, why string) {
+	r.Close = true
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Connection", "close")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = io.WriteString(w, "400 Bad Request: "+why)
+}
+
+// validHeaders reports what net/http would refuse in r's header that nbio's
+// parser lets through: an HTTP/1.1 request without Host, or a header name
+// that is not a token.
+func validHeaders(r *http.Request) string {
+	if r.ProtoAtLeast(1, 1) && r.Host == "" && len(r.Header["Host"]) == 0 {
+		return "missing required Host header"
+	}
+	for name := range r.Header {
+		if name == "" {
+			return "invalid header name"
+		}
+		for i := 0; i < len(name); i++ {
+			if !isTokenChar(name[i]) {
+				return "invalid header name"
+			}
+		}
+	}
+	return ""
+}
+
+// isTokenChar reports whether b may appear in an RFC 9110 token.
+func isTokenChar(b byte) bool {
+	switch {
+	case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
+		return true
+	}
+	return b < 0x80 && strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0
+}
+
+// headersEnd reports whether data ends the headers, the blank line split
+// across reads or not; otherwise it keeps data's last bytes in a.tail.
+func (s *server) headersEnd(a *arrival, data []byte) bool {
+	if bytes.Contains(data, endOfHeaders) {
+		return true
+	}
+	if len(a.tail) > 0 {
+		joined := append(append([]byte(nil), a.tail...), data[:min(len(data), 3)]...)
+		if bytes.Contains(joined, endOfHeaders) {
+			return true
+		}
+	}
+	keep := data[max(0, len(data)-3):]
+	a.tail = append(append(a.tail[:0:0], a.tail...), keep...)
+	a.tail = a.tail[max(0, len(a.tail)-3):]
+	return false
 }
 
 func (s *server) onClose(c net.Conn, _ error) {
@@ -195,17 +316,20 @@ func (s *server) onClose(c net.Conn, _ error) {
 	}
 }
 
-// sweep closes connections whose request has not fully arrived within the
-// header timeout plus the body timeout of its first bytes (nbio reads the
-// whole body before the handler runs, so the two bound one wait). nbio's
-// own read deadline is the idle timeout, re-armed after every response: a
-// client trickling its headers would otherwise hold on for minutes. The
-// sweep runs every quarter of the header timeout, so a connection is cut
-// off between the limit and a quarter past it.
+// sweep closes connections whose request has not arrived in time: its
+// headers within the header timeout of its first byte, its body within the
+// body timeout of the end of its headers (nbio reads the whole body before
+// the handler runs). nbio's own read deadline is the idle timeout, re-armed
+// after every response: a client trickling its headers would otherwise
+// hold on for minutes. The sweep runs every quarter of the shorter timeout,
+// so a connection is cut off between its deadline and a quarter past it.
 func (s *server) sweep() {
 	defer close(s.swept)
-	limit := s.headerTimeout + s.bodyTimeout
-	t := time.NewTicker(max(s.headerTimeout/4, time.Millisecond))
+	period := s.headerTimeout
+	if s.bodyTimeout > 0 {
+		period = min(period, s.bodyTimeout)
+	}
+	t := time.NewTicker(max(period/4, time.Millisecond))
 	defer t.Stop()
 	var late []*nbio.Conn
 	for {
@@ -215,8 +339,8 @@ func (s *server) sweep() {
 		case now := <-t.C:
 			late = late[:0]
 			s.mu.Lock()
-			for c, since := range s.reading {
-				if now.Sub(since) >= limit {
+			for c, a := range s.reading {
+				if !a.deadline.IsZero() && !now.Before(a.deadline) {
 					late = append(late, c)
 					delete(s.reading, c)
 				}
@@ -243,6 +367,10 @@ func (s *server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 				s.mu.Unlock()
 			}
 		}
+	}
+	if why := validHeaders(r); why != "" {
+		badRequest(w, r, why)
+		return
 	}
 	if s.closing.Load() {
 		r.Close = true
