@@ -184,6 +184,7 @@ type arrival struct {
 	deadline time.Time // zero: none (the body has no timeout)
 	inBody   bool      // the blank line that ends the headers has come
 	tail     []byte    // the last bytes of the headers so far, up to 3
+	size     int       // the bytes of the request line and headers so far
 }
 
 var endOfHeaders = []byte("\r\n\r\n")
@@ -192,6 +193,7 @@ var endOfHeaders = []byte("\r\n\r\n")
 // timeout from its first byte, then the body timeout from the end of its
 // headers, as net/http counts them — and hands the data to nbio's parser.
 func (s *server) onData(c *nbio.Conn, data []byte) {
+	inBody := false
 	s.mu.Lock()
 	if s.headerTimeout > 0 {
 		a := s.reading[c]
@@ -200,12 +202,13 @@ func (s *server) onData(c *nbio.Conn, data []byte) {
 			s.reading[c] = a
 		}
 		if !a.inBody && s.headersEnd(a, data) {
-			a.inBody = true
+			a.inBody = a.size <= s.config.ReadLimit
 			a.deadline = time.Time{}
 			if s.bodyTimeout > 0 {
 				a.deadline = time.Now().Add(s.bodyTimeout)
 			}
 		}
+		inBody = a.inBody
 	}
 	s.mu.Unlock()
 	pc, ok := c.Session().(nbhttp.ParserCloser)
@@ -214,7 +217,7 @@ func (s *server) onData(c *nbio.Conn, data []byte) {
 		return
 	}
 	if err := s.parse(pc, data); err != nil {
-		refuse(c, err)
+		refuse(c, err, inBody)
 	}
 }
 
@@ -229,13 +232,16 @@ func (s *server) parse(pc nbhttp.ParserCloser, data []byte) (err error) {
 	return pc.Parse(data)
 }
 
-// refuse answers a request nbio's parser refused as net/http answers one
-// it refuses — 431 for headers over the limit, 501 for a transfer coding
-// it does not know, 400 otherwise — and closes the connection (nbio would
-// close it without a word).
-func refuse(c *nbio.Conn, err error) {
+// refuse answers a request nbio's parser refused as net/http and the App
+// answer one they refuse — 431 for headers over the limit, 413 for a body
+// over the App's largest BodyLimit, 501 for a transfer coding it does not
+// know, 400 otherwise — and closes the connection (nbio would close it
+// without a word).
+func refuse(c *nbio.Conn, err error, inBody bool) {
 	status := "400 Bad Request"
 	switch {
+	case errors.Is(err, nbhttp.ErrTooLong) && inBody:
+		status = "413 Request Entity Too Large"
 	case errors.Is(err, nbhttp.ErrTooLong):
 		status = "431 Request Header Fields Too Large"
 	case strings.Contains(err.Error(), "unsupported transfer encoding"):
@@ -291,17 +297,21 @@ func isTokenChar(b byte) bool {
 }
 
 // headersEnd reports whether data ends the headers, the blank line split
-// across reads or not; otherwise it keeps data's last bytes in a.tail.
+// across reads or not, counting their bytes in a.size; otherwise it keeps
+// data's last bytes in a.tail.
 func (s *server) headersEnd(a *arrival, data []byte) bool {
-	if bytes.Contains(data, endOfHeaders) {
-		return true
-	}
 	if len(a.tail) > 0 {
 		joined := append(append([]byte(nil), a.tail...), data[:min(len(data), 3)]...)
-		if bytes.Contains(joined, endOfHeaders) {
+		if i := bytes.Index(joined, endOfHeaders); i >= 0 {
+			a.size += i + len(endOfHeaders) - len(a.tail)
 			return true
 		}
 	}
+	if i := bytes.Index(data, endOfHeaders); i >= 0 {
+		a.size += i + len(endOfHeaders)
+		return true
+	}
+	a.size += len(data)
 	keep := data[max(0, len(data)-3):]
 	a.tail = append(append(a.tail[:0:0], a.tail...), keep...)
 	a.tail = a.tail[max(0, len(a.tail)-3):]

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/metrics"
 	"github.com/loomrt/loom/web/nbio"
 )
 
@@ -99,9 +101,7 @@ func body(t *testing.T) func(*http.Response, error) (int, string) {
 func TestFeatures(t *testing.T) {
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
-			var logged bytes.Buffer
 			app := newApp(t, eng.engine, web.Pprof(), web.AccessLog())
-			_ = logged
 			app.Get("/users/{id}", func(w http.ResponseWriter, r *http.Request) error {
 				id, err := web.Param(r, "id").Int()
 				if err != nil {
@@ -354,5 +354,96 @@ func TestHijackRefused(t *testing.T) {
 	status, got := body(t)(client(t).Get(base + "/ws"))
 	if status != 200 || got != "refused" {
 		t.Errorf("got %d %q; want 200 \"refused\"", status, got)
+	}
+}
+
+// syncBuffer is a log destination handlers write to concurrently.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestObservers: the access log and Prometheus metrics see the requests
+// served on both engines.
+func TestObservers(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			var logged syncBuffer
+			opts := []web.Option{web.NoThreadWatch(), web.AccessLog(), web.Logger(slog.New(slog.NewTextHandler(&logged, nil)))}
+			if eng.engine != nil {
+				opts = append(opts, web.WithEngine(eng.engine))
+			}
+			app, err := web.New(opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			metrics.Mount(app, "/metrics")
+			app.Get("/hello", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := io.WriteString(w, "hi")
+				return err
+			})
+			base, stop := serve(t, app)
+			c := client(t)
+			if status, _ := body(t)(c.Get(base + "/hello")); status != 200 {
+				t.Fatalf("GET /hello: got %d; want 200", status)
+			}
+			_, scraped := body(t)(c.Get(base + "/metrics"))
+			const want = `loom_http_requests_total{method="GET",route="GET /hello",status="200"} 1`
+			if !strings.Contains(scraped, want) {
+				t.Errorf("metrics: got no line %q", want)
+			}
+			_ = stop()
+			if !strings.Contains(logged.String(), "route=\"GET /hello\" status=200") {
+				t.Errorf("access log: got %q; want a line for GET /hello with status 200", logged.String())
+			}
+		})
+	}
+}
+
+// TestBodyLimit: a body over the limit gets 413 on both engines, declared
+// or not, and one at the limit is read whole.
+func TestBodyLimit(t *testing.T) {
+	const limit = 1000
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine, web.BodyLimit(limit))
+			app.Post("/", func(w http.ResponseWriter, r *http.Request) error {
+				b, err := io.ReadAll(r.Body)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprint(w, len(b))
+				return err
+			})
+			base, _ := serve(t, app)
+			c := client(t)
+			tests := []struct {
+				name       string
+				body       io.Reader
+				wantStatus int
+			}{
+				{"at the limit", strings.NewReader(strings.Repeat("a", limit)), 200},
+				{"one past, declared", strings.NewReader(strings.Repeat("a", limit+1)), 413},
+				{"one past, chunked", io.MultiReader(strings.NewReader(strings.Repeat("a", limit+1))), 413},
+			}
+			for _, tt := range tests {
+				status, got := body(t)(c.Post(base+"/", "text/plain", tt.body))
+				if status != tt.wantStatus {
+					t.Errorf("%s: got %d %q; want %d", tt.name, status, got, tt.wantStatus)
+				}
+			}
+		})
 	}
 }
