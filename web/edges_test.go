@@ -3,12 +3,14 @@ package web_test
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
 )
 
@@ -132,5 +134,39 @@ func TestBodyTimeoutZeroSetsNoDeadline(t *testing.T) {
 		if !strings.HasPrefix(string(reply), "HTTP/1.1 200") || !strings.HasSuffix(string(reply), "abcd") {
 			t.Errorf("POST %s in two parts with BodyTimeout(0): got %q; want 200 and abcd", path, reply)
 		}
+	}
+}
+
+// TestServeReportsTheAppsShutdown has Serve give up on a handler that
+// outlives the grace, on an executor the App made: Serve's error carries
+// the App's Shutdown error (the executor abandoned the task), not only the
+// HTTP server's. (server.go, Serve's a.Shutdown.)
+func TestServeReportsTheAppsShutdown(t *testing.T) {
+	app, err := web.New(web.ShutdownGrace(50*time.Millisecond), web.Logger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, leave := make(chan struct{}), make(chan struct{})
+	app.Get("/stuck", func(w http.ResponseWriter, r *http.Request) error {
+		close(entered)
+		<-leave
+		return nil
+	})
+	url, stop := serveApp(t, app)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := client.Get(url + "/stuck"); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-entered
+	err = stop()
+	close(leave)
+	<-done
+	if !errors.Is(err, loom.ErrAbandoned) {
+		t.Errorf("Serve with a handler past the grace: got %v; want an error matching loom.ErrAbandoned", err)
 	}
 }
