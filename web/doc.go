@@ -36,6 +36,7 @@
 // One Option type configures the App, its groups and its routes; route
 // settings (executor, body limit and timeout, decorators) given at a wider
 // level are the defaults of the narrower ones. Prometheus metrics
-// (web/metrics) and WebSockets (web/websocket) are sub-packages, linked only
-// by programs that import them. The guide is docs/web.md.
+// (web/metrics), WebSockets (web/websocket) and the event-loop connection
+// engine (web/nbio, chosen by LOOM_ENGINE=nbio or WithEngine) are
+// sub-packages, linked only by programs that import them. The guide is docs/web.md.
 package web
