@@ -3,6 +3,8 @@ package loom
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -133,5 +135,41 @@ func TestExcerptAtItsLength(t *testing.T) {
 		if got := excerpt(tt.s, max); got != tt.want {
 			t.Errorf("excerpt(%q, %d): got %s; want %s", tt.s, max, got, tt.want)
 		}
+	}
+}
+
+// TestThreadLimitErrorSaysHowManyFit checks the number the thread-limit
+// error offers: at most the limit less the headroom and the threads already
+// running (at least one), and not negative. (threadcheck.go, the "at most
+// %d workers fit" figure.)
+func TestThreadLimitErrorSaysHowManyFit(t *testing.T) {
+	limit, headroom := readMaxThreads(), threadHeadroom()
+	err := checkThreads(limit)
+	if !errors.Is(err, ErrThreadLimit) {
+		t.Fatalf("checkThreads(%d): got %v; want ErrThreadLimit", limit, err)
+	}
+	var most int
+	if _, scanErr := fmt.Sscanf(err.Error()[strings.LastIndex(err.Error(), "at most "):], "at most %d workers fit", &most); scanErr != nil {
+		t.Fatalf("error %q: no \"at most N workers fit\": %v", err, scanErr)
+	}
+	if most < 0 || most >= limit-headroom {
+		t.Errorf("error %q: %d workers fit; want 0 ≤ n < %d (limit %d less headroom %d and the running threads)", err, most, limit-headroom, limit, headroom)
+	}
+}
+
+// TestThreadPerTaskReleasesItsThreadCount checks that a thread-per-task
+// task's locked thread is uncounted when it ends: lockedThreads is back where
+// it was after the executor shuts down. (threadpertask.go, finish.)
+func TestThreadPerTaskReleasesItsThreadCount(t *testing.T) {
+	before := lockedThreads.Load()
+	e := ThreadPerTask()
+	for range 10 {
+		if err := e.Run(context.Background(), func(context.Context) {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shutdown(t, e)
+	if got := lockedThreads.Load(); got != before {
+		t.Errorf("lockedThreads after 10 tasks: got %d; want %d, as before", got, before)
 	}
 }
