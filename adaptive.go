@@ -13,24 +13,27 @@ import (
 // goroutine, at most the current limit at once, and moves the limit with the
 // TCP Vegas algorithm (Brakmo and Peterson, IEEE JSAC 1995) as Netflix's
 // concurrency-limits VegasLimit applies it to servers. From the lowest recent
-// latency it estimates how many tasks wait downstream (a database's pool, a
-// service), raises the limit while few do and lowers it while many do, so
-// that what is behind the executor stays busy without a queue building up.
+// latency and the tasks in flight it estimates how many tasks wait
+// downstream (a database's pool, a service); when more than a few do, twice
+// in a row, it cuts the limit to the estimated capacity plus a few, and it
+// grows the limit while the tasks fill it and few wait.
 //
-// The limit starts at InitialLimit (default 20) and stays within LimitRange
-// (default 1 to 10,000). Every task's run time is measured; a task whose
-// context had ended when it returned never lowers the latency estimate nor
-// raises the limit, and counts as a drop when it ran for more than twice the
-// lowest latency, so callers that give up at once cannot make the resource
-// look idle and a plateau of timeouts lowers the limit instead of growing it.
-// Stats.Limit is the current limit and Stats.TargetLatency the latency at
-// which it stops growing.
+// The limit starts at the top of LimitRange (default 1 to 10,000; see
+// InitialLimit), so a load the resource serves without queueing is never
+// turned away: below capacity Adaptive behaves as Virtual but for a mutex
+// and a clock read at each start and end. Latency rises under a millisecond
+// are not taken for queueing. A task whose context had ended when it
+// returned never counts in the estimate, and counts as a drop, which lowers
+// the limit, when it ran for more than twice the lowest latency, so callers
+// that give up at once cannot make the resource look idle and a plateau of
+// timeouts lowers the limit instead of growing it. Stats.Limit is the
+// current limit and Stats.TargetLatency the latency at which it stops
+// growing.
 //
 // Queue, Full and the rest of the contract are Limit's, with Queue(0) and
 // Full(FullReject) by default. A queued task whose context has ended when its
 // turn comes is dropped, never run, and counted in Stats.Expired; Run then
-// returns the context's error. Admission and completion each take a mutex
-// and read the clock. Adaptive is safe for concurrent use.
+// returns the context's error. Adaptive is safe for concurrent use.
 func Adaptive(opts ...Option) Executor {
 	cfg := newConfig(KindAdaptive, opts)
 	if cfg.full == 0 {

@@ -104,7 +104,7 @@ func TestAdaptiveStartsWithinItsRange(t *testing.T) {
 		opts []Option
 		want int
 	}{
-		{"default", nil, adaptiveInitial},
+		{"default", nil, adaptiveMax},
 		{"initial", []Option{InitialLimit(7)}, 7},
 		{"initial below range", []Option{InitialLimit(2), LimitRange(5, 9)}, 5},
 		{"initial above range", []Option{InitialLimit(50), LimitRange(5, 9)}, 9},

@@ -64,7 +64,7 @@ func (c config) limits() (least, most, initial int) {
 		most = max(adaptiveMax, least)
 	}
 	if initial == 0 {
-		initial = adaptiveInitial
+		initial = most
 	}
 	return least, most, min(max(initial, least), most)
 }
@@ -133,7 +133,8 @@ func LimitRange(least, most int) Option {
 }
 
 // InitialLimit sets the limit an Adaptive executor starts with; the default
-// is 20, moved into LimitRange if outside it. Only Adaptive takes it; the
+// is the top of its LimitRange, and a limit outside the range is moved into
+// it. Only Adaptive takes it; the
 // other constructors panic when given it. It panics if n is not positive.
 func InitialLimit(n int) Option {
 	if n <= 0 {

@@ -49,7 +49,7 @@ type Spec struct {
 	Name string
 	// MinLimit, MaxLimit and InitialLimit bound an adaptive executor's
 	// limit and set where it starts (LimitRange, InitialLimit); 0 means the
-	// default (1, 10,000 and 20). Each must be 0 for the other kinds, and
+	// default (1, 10,000 and the maximum). Each must be 0 for the other kinds, and
 	// InitialLimit, when given, within the range.
 	MinLimit, MaxLimit, InitialLimit int
 }

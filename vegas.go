@@ -2,6 +2,7 @@ package loom
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -11,11 +12,20 @@ import (
 // to concurrency as Netflix's concurrency-limits library does in VegasLimit.
 //
 // From the lowest latency seen lately (base, the latency of a task that
-// waited for nothing) and a task's latency, the number of tasks waiting
-// downstream is estimated as limit × (1 − base/latency). Few waiting: the
-// limit grows; many: it shrinks; in between it holds, so that a few tasks
-// always wait downstream and the resource behind the executor stays busy
-// without a queue that grows.
+// waited for nothing) and the latency of a round of tasks, the number of
+// tasks waiting downstream is estimated as inflight × (1 − base/latency).
+// Few waiting: the limit grows while the tasks fill it; many: it falls to
+// the estimated capacity plus a few; in between it holds, so that a few
+// tasks always wait downstream and the resource behind the executor stays
+// busy without a queue that grows.
+//
+// Three departures from the textbook, each for a failure seen in loom bench:
+// the estimate uses the tasks in flight, not the limit, so a limit far above
+// the load is neither cut by nor grown on latencies it did not cause; a
+// round's latency is the median of up to roundSamples tasks, not each task's,
+// so one task delayed by the scheduler does not move the limit; and a rise
+// of less than noise over the base is not taken for queueing, so work of a
+// few microseconds on a busy machine does not look congested.
 //
 // It keeps no clock: every call is given the time, so that tests drive it
 // deterministically. It is not safe for concurrent use; the executor calls
@@ -27,30 +37,42 @@ type vegas struct {
 	// base is the minimum latency of the current and the previous window,
 	// so it forgets a minimum after one to two windows and follows a
 	// resource that became slower. The first window lasts a second and each
-	// next one twice as long, up to maxWindow: a limit that starts under
-	// load first sees queued latencies as its base, and the probe at the
-	// end of a short window corrects that within seconds.
+	// next one twice as long, up to maxWindow.
 	thisWindow, lastWindow time.Duration // 0: none seen in that window
 	windowStart            time.Duration
 	window, maxWindow      time.Duration
 
-	// changed is when the limit last changed. A latency is judged only for
-	// tasks that started after it, once per round trip as TCP Vegas does:
-	// the tasks already running were admitted under the old limit, and
-	// letting each of them move the limit again overshoots by as many
-	// tasks as are in flight.
-	changed time.Duration
-	// probing is set when a window ends: the next round trip that fills the
-	// limit halves it so that the queue downstream drains and the next window measures
-	// a true base latency. Without it, a queue that never empties makes the
-	// queued latency the new base, and the limit creeps up window after
-	// window (the drift reported against delay-based limiters).
+	// decided is when the last round ended. Only tasks that started after
+	// it make up a round, once per round trip as TCP Vegas does: the tasks
+	// already running were admitted under the old limit, and letting them
+	// move the limit again overshoots by as many tasks as are in flight.
+	// It also makes a stall of the whole process (every task in flight
+	// delayed at once, their completions in a burst) one round, not many.
+	decided time.Duration
+	// congested says the last round found more than beta tasks waiting.
+	// The limit falls only on the second such round in a row: a real queue
+	// lasts, a stall of the machine ends within a round.
+	congested bool
+	// probing is set when a window ends: the next round that finds the
+	// limit in use halves it so that the queue downstream drains and the
+	// next window measures a true base latency. Without it, a queue that
+	// never empties makes the queued latency the new base, and the limit
+	// creeps up window after window (the drift reported against
+	// delay-based limiters).
 	probing bool
 	// threshold is where doubling stops (TCP's slow-start threshold): the
-	// limit doubles per round trip below it and grows by a step above it.
-	// It starts at max and falls to the limit at each decrease; a probe
-	// sets it to the limit it halved, so the limit doubles back.
+	// limit doubles per round below it and grows by a step above it. It
+	// starts at max and falls to the limit at each decrease; a probe sets
+	// it to the limit it halved, so the limit doubles back.
 	threshold float64
+
+	// The round being measured: the latencies of the tasks that succeeded
+	// (the last roundSamples of them), the tasks that were cancelled after
+	// running long (drops), and the most tasks in flight when one ended.
+	samples  [roundSamples]time.Duration
+	measured int
+	drops    int
+	used     int
 }
 
 // outcome says what a finished task tells the algorithm.
@@ -64,13 +86,20 @@ const (
 	cancelled
 )
 
-// Defaults of Adaptive, after Netflix's VegasLimit (initial 20) with a
-// maximum as high as Limit's.
+// Defaults of Adaptive. The limit starts at its maximum: the estimate
+// works from the tasks in flight, so a limit above the load costs nothing,
+// and one that started low would turn a closed loop's connections away
+// until it had grown (Netflix's initial 20 did so in loom bench).
 const (
-	adaptiveInitial    = 20
 	adaptiveMin        = 1
 	adaptiveMax        = 10000
 	adaptiveBaseWindow = 10 * time.Second
+	// roundSamples is the most tasks a round waits for; fewer while fewer
+	// are in flight.
+	roundSamples = 16
+	// noise is the rise in latency not taken for queueing: what a busy
+	// machine's scheduler adds to any task.
+	noise = time.Millisecond
 )
 
 func newVegas(initial, least, most int, window time.Duration) vegas {
@@ -98,22 +127,25 @@ func (v *vegas) base() time.Duration {
 	return min(v.thisWindow, v.lastWindow)
 }
 
-// step is the unit by which the limit moves: log10 of the limit, at least 1,
-// so that a large limit moves by more than one task per round trip but far
-// less than in proportion.
-func (v *vegas) step() float64 { return max(1, math.Log10(v.limit)) }
+// step is the unit by which a limit of n moves: log10 of n, at least 1, so
+// that a large limit moves by more than one task per round but far less
+// than in proportion. Alpha, the tasks waiting below which the limit grows,
+// is 3 steps; beta, above which it falls, 6.
+func step(n float64) float64 { return max(1, math.Log10(n)) }
 
 // target returns the latency at which the limit stops growing: the latency
-// at which alpha tasks are estimated to wait downstream. It is 0 while no
-// base latency is known, or while the limit is so small that any latency
-// lets it grow.
+// at which alpha tasks are estimated to wait with the limit full, and at
+// least the base plus noise. It is 0 while no base latency is known.
 func (v *vegas) target() time.Duration {
 	b := v.base()
-	alpha := 3 * v.step()
-	if b == 0 || v.limit <= alpha {
+	if b == 0 {
 		return 0
 	}
-	return time.Duration(float64(b) * v.limit / (v.limit - alpha))
+	t := b + noise
+	if alpha := 3 * step(v.limit); v.limit > alpha {
+		t = max(t, time.Duration(float64(b)*v.limit/(v.limit-alpha)))
+	}
+	return t
 }
 
 // observe takes one finished task: it started at start, ran for latency and
@@ -121,12 +153,13 @@ func (v *vegas) target() time.Duration {
 // running when it ended, itself included. It returns whether the limit
 // changed.
 //
-// A cancelled task never lowers the base latency and never raises the limit:
-// a task whose caller gave up may return at once, and near-zero latencies
-// would make the resource look idle. If it ran for more than twice the base
-// latency, it counts as a drop and lowers the limit, so that a plateau of
-// tasks that all run until their deadline (every latency equal, the ratio
-// flat) cannot grow the limit to its maximum.
+// A cancelled task never lowers the base latency and never counts in a
+// round's latency: a task whose caller gave up may return at once, and
+// near-zero latencies would make the resource look idle. If it ran for more
+// than twice the base latency, and more than noise, it counts as a drop, and a round with drops
+// lowers the limit, so that a plateau of tasks that all run until their
+// deadline (every latency equal, the ratio flat) cannot grow the limit to
+// its maximum.
 func (v *vegas) observe(start, latency, now time.Duration, inflight int, o outcome) bool {
 	if now-v.windowStart >= v.window {
 		// A window without a task that succeeded keeps the base it had:
@@ -144,44 +177,74 @@ func (v *vegas) observe(start, latency, now time.Duration, inflight int, o outco
 	if o == succeeded && (v.thisWindow == 0 || latency < v.thisWindow) {
 		v.thisWindow = latency
 	}
-	if start < v.changed {
-		return false // admitted under an older limit: judged already
+	if start < v.decided {
+		return false // started before the last round ended: judged already
+	}
+	switch base := v.base(); {
+	case o == succeeded:
+		v.samples[v.measured%roundSamples] = latency
+		v.measured++
+	case latency > max(2*base, noise):
+		v.drops++
+	default:
+		return false // a fast cancellation tells nothing
+	}
+	v.used = max(v.used, inflight)
+	if v.measured+v.drops < min(max(v.current(), 1), v.used, roundSamples) {
+		return false
 	}
 	old := v.limit
-	base := v.base()
-	step := v.step()
-	// A limit the tasks leave half empty tells nothing about the resource:
-	// it may grow, or be probed, only while they fill it.
-	full := 2*float64(inflight) >= v.limit
+	v.decide()
+	v.limit = min(max(v.limit, v.min), v.max)
+	v.measured, v.drops, v.used = 0, 0, 0
+	v.decided = now
+	return v.limit != old
+}
+
+// decide moves the limit at the end of a round.
+func (v *vegas) decide() {
+	// The limit in use: a limit the tasks leave half empty tells nothing
+	// about the resource, and grows only while they fill it.
+	inUse := min(v.limit, float64(v.used))
+	full := 2*v.used >= v.current()
+	s := step(inUse)
+	wasCongested := v.congested
+	v.congested = false
 	switch {
-	case v.probing && full:
+	case v.probing && v.used >= v.current() && v.limit < v.max:
+		// A limit at its maximum cannot have crept up: nothing to probe.
 		v.probing = false
 		v.threshold = v.limit
 		v.limit /= 2
-	case o == cancelled:
-		if base == 0 || latency <= 2*base {
-			return false
-		}
-		v.limit -= step
+		return
+	case v.drops > 0 && v.measured == 0:
+		v.limit = inUse / 2
 		v.threshold = v.limit
-	default:
-		queued := v.limit * (1 - float64(base)/float64(latency))
-		switch {
-		case queued <= step && full && v.limit < v.threshold:
-			v.limit = min(2*v.limit, v.threshold)
-		case queued < 3*step && full:
-			v.limit += step
-		case queued > 6*step:
-			// Far above: drop straight to where alpha would wait, at
-			// most halving, rather than a step per round trip.
-			v.limit = max(v.limit-queued+3*step, v.limit/2)
-			v.threshold = v.limit
-		}
+		return
+	case v.drops > 0:
+		v.limit = min(v.limit, inUse-s)
+		v.threshold = v.limit
+		return
 	}
-	v.limit = min(max(v.limit, v.min), v.max)
-	if v.limit == old {
-		return false
+	round := v.samples[:min(v.measured, roundSamples)]
+	slices.Sort(round)
+	latency := round[len(round)/2]
+	base := v.base()
+	queued := 0.0
+	if latency-base > noise {
+		queued = inUse * (1 - float64(base)/float64(latency))
 	}
-	v.changed = now
-	return true
+	switch {
+	case queued <= s && full && v.limit < v.threshold:
+		v.limit = min(2*v.limit, v.threshold)
+	case queued < 3*s && full:
+		v.limit += s
+	case queued > 6*s && wasCongested:
+		// Far above, twice in a row: drop straight to where alpha would
+		// wait, at most halving, rather than a step per round.
+		v.limit = max(inUse-queued+3*s, inUse/2)
+		v.threshold = v.limit
+	case queued > 6*s:
+		v.congested = true
+	}
 }
