@@ -66,6 +66,18 @@ func TestExpiredRequestIs503(t *testing.T) {
 			t.Errorf("request past its deadline: %d, handler ran %v; want 503, not run", rec.Code, ran)
 		}
 	})
+	t.Run("told before the context's timer", func(t *testing.T) {
+		// Adaptive drops a queued task whose deadline has passed before the
+		// context's own timer ends it: Run returns the deadline error while
+		// ctx.Err() is still nil. TestExpiredRequestIs503/while_queued hit
+		// that about once in twenty runs.
+		app := newApp(t, web.Executor(expiringExecutor{}))
+		ran := false
+		app.Get("/", func(http.ResponseWriter, *http.Request) error { ran = true; return nil })
+		if rec := do(t, app, "GET", "/", ""); rec.Code != http.StatusServiceUnavailable || ran {
+			t.Errorf("request its executor found past its deadline: %d, handler ran %v; want 503, not run", rec.Code, ran)
+		}
+	})
 	t.Run("while queued", func(t *testing.T) {
 		e := loom.Adaptive(loom.LimitRange(1, 1), loom.Queue(1))
 		t.Cleanup(func() { _ = e.Shutdown(t.Context()) })
@@ -109,3 +121,15 @@ func TestNoThreadWatchIsAppOnly(t *testing.T) {
 	}()
 	newApp(t).Get("/", text("x"), web.NoThreadWatch())
 }
+
+// expiringExecutor drops every task with context.DeadlineExceeded, as an
+// executor does that finds a request's deadline passed before the request's
+// context has ended.
+type expiringExecutor struct{}
+
+var _ loom.Executor = expiringExecutor{}
+
+func (expiringExecutor) Go(context.Context, loom.Task) error  { return context.DeadlineExceeded }
+func (expiringExecutor) Run(context.Context, loom.Task) error { return context.DeadlineExceeded }
+func (expiringExecutor) Shutdown(context.Context) error       { return nil }
+func (expiringExecutor) Stats() loom.Stats                    { return loom.Stats{} }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -85,10 +86,11 @@ func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, loom.ErrRejected), errors.Is(err, loom.ErrClosed), errors.Is(err, loom.ErrAbandoned):
 		serviceUnavailable(w)
-	case ctx.Err() != nil:
-		// Its context ended while it waited its turn: the executor
-		// dropped it unrun (loom's Stats.Expired).
-		unserved(w, ctx.Err())
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		// Its context ended while it waited its turn, or its deadline
+		// passed, which an executor may tell before the context's timer
+		// fires: the executor dropped it unrun (loom's Stats.Expired).
+		unserved(w, cmp.Or(ctx.Err(), err))
 	default:
 		rt.app.renderError(w, r, err)
 	}
