@@ -38,6 +38,12 @@ type App struct {
 	wrapBodies  bool
 	bodyCeiling int64
 
+	// decorated is set once a decorator (of the App or of a route) or an
+	// ErrorHandler may run outside a handler's own recovery: then serve
+	// recovers their panics. Without them only web and net/http run there,
+	// and a request saves serve's deferred call.
+	decorated bool
+
 	mu        sync.Mutex
 	owned     []loom.Executor          // executors the App made and must shut down
 	known     []loom.Executor          // every executor routes use, the default first
@@ -107,6 +113,7 @@ func New(opts ...Option) (*App, error) {
 	a.noteBody(a.defaults)
 	a.root = &Group{app: a, settings: a.defaults}
 	a.handler = decorate(a.mux, c.route.decorators)
+	a.decorated = len(c.route.decorators) > 0 || a.settings.errorHandler != nil
 	if a.settings.accessLog {
 		a.observers = append(a.observers, accessLog{a.logger})
 	}
@@ -231,6 +238,10 @@ func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		wrapBody(w, r, a.defaults.bodyLimit, a.defaults.bodyTimeout)
 	}
 	if a.observers == nil {
+		if !a.decorated {
+			a.handler.ServeHTTP(w, r)
+			return
+		}
 		a.serve(w, r)
 		return
 	}

@@ -23,6 +23,9 @@ func (d *discard) Header() http.Header         { return d.header }
 func (d *discard) Write(p []byte) (int, error) { return len(p), nil }
 func (d *discard) WriteHeader(int)             {}
 
+// WriteString takes a string as *http.response does, without a copy.
+func (d *discard) WriteString(s string) (int, error) { return len(s), nil }
+
 func newDiscard() *discard { return &discard{header: make(http.Header)} }
 
 func benchServe(b *testing.B, h http.Handler, target string) {
@@ -73,7 +76,8 @@ func BenchmarkRouteParam(b *testing.B) {
 }
 
 // BenchmarkHello compares the hello handler on an App with the virtual
-// executor against the same handler on a bare http.ServeMux.
+// executor against the same handler on a bare http.ServeMux, writing with
+// w.Write and, as examples/hello does, with io.WriteString.
 func BenchmarkHello(b *testing.B) {
 	b.Run("mux", func(b *testing.B) {
 		mux := http.NewServeMux()
@@ -86,6 +90,21 @@ func BenchmarkHello(b *testing.B) {
 		app := benchApp(b)
 		app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
 			_, err := w.Write(helloBytes)
+			return err
+		})
+		benchServe(b, app, "/")
+	})
+	b.Run("mux-writestring", func(b *testing.B) {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, "Hello World!")
+		})
+		benchServe(b, mux, "/")
+	})
+	b.Run("app-virtual-writestring", func(b *testing.B) {
+		app := benchApp(b)
+		app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+			_, err := io.WriteString(w, "Hello World!")
 			return err
 		})
 		benchServe(b, app, "/")

@@ -186,17 +186,43 @@ func TestAbortHandlerPanicAbortsTheConnection(t *testing.T) {
 	}
 }
 
+// TestPanicInADecoratorIsA500 covers every way user code runs outside a
+// handler's own recovery, with and without observers (the App serves the
+// two differently): a decorator of the route, of the App, and an
+// ErrorHandler rendering a refusal made before the handler runs.
 func TestPanicInADecoratorIsA500(t *testing.T) {
-	var logs logBuffer
-	app := newApp(t, logs.logger(), web.AccessLog())
-	app.Get("/", text("unreachable"), web.Use(func(http.Handler) http.Handler {
+	panicky := web.Use(func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("decorator bug") })
-	}))
-	rec := do(t, app, "GET", "/", "")
-	if rec.Code != 500 || rec.Body.String() != "Internal Server Error\n" {
-		t.Errorf("got %d %q; want 500", rec.Code, rec.Body.String())
+	})
+	tests := []struct {
+		name   string
+		app    []web.Option
+		route  []web.Option
+		method string
+		body   string
+	}{
+		{"route decorator", nil, []web.Option{panicky}, "GET", ""},
+		{"app decorator", []web.Option{panicky}, nil, "GET", ""},
+		{"error handler", []web.Option{web.ErrorHandler(func(http.ResponseWriter, *http.Request, error) {
+			panic("decorator bug")
+		})}, []web.Option{web.BodyLimit(4)}, "POST", "too long"},
 	}
-	if !strings.Contains(logs.String(), "decorator bug") {
-		t.Errorf("log lacks the panic:\n%s", logs.String())
+	for _, tt := range tests {
+		for _, observed := range []bool{false, true} {
+			var logs logBuffer
+			opts := []web.Option{logs.logger()}
+			if observed {
+				opts = append(opts, web.AccessLog())
+			}
+			app := newApp(t, append(opts, tt.app...)...)
+			app.Handle(tt.method, "/", text("unreachable"), tt.route...)
+			rec := do(t, app, tt.method, "/", tt.body)
+			if rec.Code != 500 || rec.Body.String() != "Internal Server Error\n" {
+				t.Errorf("%s, observed %v: got %d %q; want 500", tt.name, observed, rec.Code, rec.Body.String())
+			}
+			if !strings.Contains(logs.String(), "decorator bug") {
+				t.Errorf("%s, observed %v: log lacks the panic:\n%s", tt.name, observed, logs.String())
+			}
+		}
 	}
 }

@@ -115,6 +115,9 @@ func (g *Group) handle(method, path string, h http.Handler, s routeSettings) {
 		pattern = method + " " + pattern
 	}
 	routed := decorate(rt, s.decorators)
+	if len(s.decorators) > 0 {
+		g.app.decorated = true
+	}
 	if d := g.app.defaults; s.bodyLimit != d.bodyLimit || s.bodyTimeout != d.bodyTimeout {
 		routed = &bodyRoute{app: g.app, limit: s.bodyLimit, timeout: s.bodyTimeout, next: routed}
 	}
