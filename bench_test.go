@@ -6,7 +6,8 @@ package loom
 // Sizes: every bounded executor gets benchWorkers = 64 workers (Pool,
 // Threads) or a limit of 64 (Limit), with its default queue, except that
 // Limit uses Full(FullWait) so that a full executor blocks the submitter as
-// errgroup.SetLimit and ants do. The context is context.Background(). The
+// errgroup.SetLimit and ants do; Adaptive keeps all its defaults (a limit of
+// 10,000 the benchmarks never reach). The context is context.Background(). The
 // task is made once, outside the timed loop, so allocs/op counts only what
 // the executor allocates.
 //
@@ -48,6 +49,9 @@ var benchExecutors = []struct {
 	{"threads", func() Executor { return Threads(benchWorkers) }},
 	{"thread-per-task", func() Executor { return ThreadPerTask() }},
 	{"limit", func() Executor { return Limit(benchWorkers, Full(FullWait)) }},
+	// Adaptive with its defaults: below its limit of 10,000, what it costs
+	// over Virtual is its bookkeeping.
+	{"adaptive", func() Executor { return Adaptive() }},
 }
 
 func BenchmarkGo(b *testing.B) {

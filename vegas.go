@@ -210,19 +210,17 @@ func (v *vegas) decide() {
 	s := step(inUse)
 	wasCongested := v.congested
 	v.congested = false
-	switch {
-	case v.probing && v.used >= v.current() && v.limit < v.max:
+	if v.probing && v.used >= v.current() && v.limit < v.max {
 		// A limit at its maximum cannot have crept up: nothing to probe.
 		v.probing = false
 		v.threshold = v.limit
 		v.limit /= 2
 		return
-	case v.drops > 0 && v.measured == 0:
-		v.limit = inUse / 2
-		v.threshold = v.limit
-		return
-	case v.drops > 0:
-		v.limit = min(v.limit, inUse-s)
+	}
+	if v.measured == 0 {
+		// Every task of the round ran long and was cancelled: the
+		// resource hangs, or is so far behind that its callers give up.
+		v.limit = inUse / 4
 		v.threshold = v.limit
 		return
 	}
@@ -235,15 +233,23 @@ func (v *vegas) decide() {
 		queued = inUse * (1 - float64(base)/float64(latency))
 	}
 	switch {
+	case queued > 6*s && v.drops > 0:
+		// Far above, with callers giving up: straight to where alpha
+		// would wait.
+		v.limit = inUse - queued + 3*s
+		v.threshold = v.limit
+	case queued > 6*s && wasCongested:
+		// Far above twice in a row: to where alpha would wait, at most
+		// to a quarter, rather than a step per round.
+		v.limit = max(inUse-queued+3*s, inUse/4)
+		v.threshold = v.limit
+	case v.drops > 0:
+		v.limit = min(v.limit, inUse-s)
+		v.threshold = v.limit
 	case queued <= s && full && v.limit < v.threshold:
 		v.limit = min(2*v.limit, v.threshold)
 	case queued < 3*s && full:
 		v.limit += s
-	case queued > 6*s && wasCongested:
-		// Far above, twice in a row: drop straight to where alpha would
-		// wait, at most halving, rather than a step per round.
-		v.limit = max(inUse-queued+3*s, inUse/2)
-		v.threshold = v.limit
 	case queued > 6*s:
 		v.congested = true
 	}

@@ -11,19 +11,24 @@ import (
 // resource: clients in a closed loop submit a task as soon as their last
 // one ends; a task the limit turns away is counted and its client tries
 // again a retry later. The resource serves slots tasks at once, first come
-// first served, each for hold plus jitter(); the rest wait for a slot.
+// first served, each for hold plus jitter(); the rest wait for a slot, and
+// with a timeout, a task that has waited that long is cancelled and leaves
+// the line, as a request whose client gives up does.
 type sim struct {
 	v       vegas
 	clients int
 	retry   time.Duration
+	timeout time.Duration // 0: none
 
 	slots  int
 	hold   time.Duration
 	jitter func() time.Duration // nil: none
 
 	now      time.Duration
-	free     freeAt // when each slot is next free
+	busy     int     // slots in use
+	waiting  []*task // for a slot, first come first served
 	events   events
+	seq      int
 	inflight int
 
 	// Counted since the last reset.
@@ -31,17 +36,35 @@ type sim struct {
 	minLimit, maxLimit  int
 }
 
+type task struct {
+	admitted time.Duration
+	started  bool // holds a slot
+	gone     bool // ended: served or cancelled
+}
+
+type eventKind int
+
+const (
+	ready  eventKind = iota // a client submits a task
+	served                  // a task leaves its slot
+	gaveUp                  // a task's caller gives up
+)
+
 type event struct {
-	at       time.Duration
-	admitted time.Duration // a completion's admission; -1 for a client ready to submit
+	at   time.Duration
+	kind eventKind
+	task *task
+	seq  int // ties are taken in the order made, so every run is the same
 }
 
 type events []event
 
-func (e events) Len() int           { return len(e) }
-func (e events) Less(i, j int) bool { return e[i].at < e[j].at }
-func (e events) Swap(i, j int)      { e[i], e[j] = e[j], e[i] }
-func (e *events) Push(x any)        { *e = append(*e, x.(event)) }
+func (e events) Len() int { return len(e) }
+func (e events) Less(i, j int) bool {
+	return e[i].at < e[j].at || e[i].at == e[j].at && e[i].seq < e[j].seq
+}
+func (e events) Swap(i, j int) { e[i], e[j] = e[j], e[i] }
+func (e *events) Push(x any)   { *e = append(*e, x.(event)) }
 func (e *events) Pop() any {
 	old := *e
 	x := old[len(old)-1]
@@ -49,25 +72,15 @@ func (e *events) Pop() any {
 	return x
 }
 
-// freeAt is a min-heap of the times the slots are next free.
-type freeAt []time.Duration
-
-func (f freeAt) Len() int           { return len(f) }
-func (f freeAt) Less(i, j int) bool { return f[i] < f[j] }
-func (f freeAt) Swap(i, j int)      { f[i], f[j] = f[j], f[i] }
-func (f *freeAt) Push(x any)        { *f = append(*f, x.(time.Duration)) }
-func (f *freeAt) Pop() any {
-	old := *f
-	x := old[len(old)-1]
-	*f = old[:len(old)-1]
-	return x
+func (s *sim) at(at time.Duration, kind eventKind, t *task) {
+	s.seq++
+	heap.Push(&s.events, event{at: at, kind: kind, task: t, seq: s.seq})
 }
 
 func newSim(v vegas, clients, slots int, hold time.Duration) *sim {
 	s := &sim{v: v, clients: clients, retry: hold, slots: slots, hold: hold}
-	s.resize(slots)
 	for range clients {
-		heap.Push(&s.events, event{at: 0, admitted: -1})
+		s.at(0, ready, nil)
 	}
 	s.reset()
 	return s
@@ -76,16 +89,40 @@ func newSim(v vegas, clients, slots int, hold time.Duration) *sim {
 // resize sets the resource's slots from now on.
 func (s *sim) resize(slots int) {
 	s.slots = slots
-	s.free = make(freeAt, slots)
-	for i := range s.free {
-		s.free[i] = s.now
-	}
-	heap.Init(&s.free)
+	s.serve()
 }
 
 func (s *sim) reset() {
 	s.completed, s.rejected = 0, 0
 	s.minLimit, s.maxLimit = s.v.current(), s.v.current()
+}
+
+// serve gives free slots to the tasks waiting.
+func (s *sim) serve() {
+	for s.busy < s.slots && len(s.waiting) > 0 {
+		t := s.waiting[0]
+		s.waiting = s.waiting[1:]
+		if t.gone {
+			continue
+		}
+		t.started = true
+		s.busy++
+		hold := s.hold
+		if s.jitter != nil {
+			hold += s.jitter()
+		}
+		s.at(s.now+hold, served, t)
+	}
+}
+
+// end tells the limit that t ended, and its client to go again.
+func (s *sim) end(t *task, o outcome) {
+	t.gone = true
+	s.v.observe(t.admitted, s.now-t.admitted, s.now, s.inflight, o)
+	s.inflight--
+	l := s.v.current()
+	s.minLimit, s.maxLimit = min(s.minLimit, l), max(s.maxLimit, l)
+	s.at(s.now, ready, nil)
 }
 
 // run simulates until d has passed.
@@ -94,29 +131,30 @@ func (s *sim) run(d time.Duration) {
 	for s.events.Len() > 0 && s.events[0].at <= end {
 		e := heap.Pop(&s.events).(event)
 		s.now = e.at
-		if e.admitted >= 0 {
-			s.v.observe(e.admitted, s.now-e.admitted, s.now, s.inflight, succeeded)
-			s.inflight--
+		switch e.kind {
+		case served:
+			s.busy--
 			s.completed++
-			l := s.v.current()
-			s.minLimit, s.maxLimit = min(s.minLimit, l), max(s.maxLimit, l)
-			heap.Push(&s.events, event{at: s.now, admitted: -1})
-			continue
+			s.end(e.task, succeeded)
+			s.serve()
+		case gaveUp:
+			if !e.task.gone && !e.task.started {
+				s.end(e.task, cancelled)
+			}
+		case ready:
+			if s.inflight >= s.v.current() {
+				s.rejected++
+				s.at(s.now+s.retry, ready, nil)
+				continue
+			}
+			s.inflight++
+			t := &task{admitted: s.now}
+			s.waiting = append(s.waiting, t)
+			if s.timeout > 0 {
+				s.at(s.now+s.timeout, gaveUp, t)
+			}
+			s.serve()
 		}
-		if s.inflight >= s.v.current() {
-			s.rejected++
-			heap.Push(&s.events, event{at: s.now + s.retry, admitted: -1})
-			continue
-		}
-		s.inflight++
-		// First come, first served: the slot free soonest.
-		hold := s.hold
-		if s.jitter != nil {
-			hold += s.jitter()
-		}
-		s.free[0] = max(s.now, s.free[0]) + hold
-		heap.Push(&s.events, event{at: s.free[0], admitted: s.now})
-		heap.Fix(&s.free, 0)
 	}
 	s.now = end
 }
@@ -129,9 +167,9 @@ func TestVegasConvergesAboveCapacity(t *testing.T) {
 	// more than it serves at once. The limit starts at the maximum.
 	hold := 10 * time.Millisecond
 	s := newSim(newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), 100, 10, hold)
-	s.run(time.Second)
+	s.run(2 * time.Second) // not at 1 s, where a window ends and a probe halves the limit
 	if got := s.v.current(); got <= 10 || got >= 20 {
-		t.Errorf("limit %d after 1 s; want in (10, 20): the 10 slots busy, at most 10 tasks waiting", got)
+		t.Errorf("limit %d after 2 s; want in (10, 20): the 10 slots busy, at most 10 tasks waiting", got)
 	}
 	s.reset()
 	s.run(20 * time.Second)
@@ -146,6 +184,23 @@ func TestVegasConvergesAboveCapacity(t *testing.T) {
 	}
 }
 
+// From its maximum, under a load far past capacity whose callers give up
+// after a second, the limit comes down to the resource within seconds: a
+// round whose tasks all time out lasts the timeout and quarters the limit.
+func TestVegasConvergesFromTheMaximumWithTimeouts(t *testing.T) {
+	s := newSim(newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), 3000, 10, 10*time.Millisecond)
+	s.timeout = time.Second
+	s.run(8 * time.Second)
+	if got := s.v.current(); got <= 10 || got >= 30 {
+		t.Errorf("limit %d after 8 s; want in (10, 30)", got)
+	}
+	s.reset()
+	s.run(5 * time.Second)
+	if got := s.goodput(5 * time.Second); got < 0.95*1000 {
+		t.Errorf("goodput %.0f/s over the next 5 s; want at least 95%% of the 1,000/s capacity", got)
+	}
+}
+
 func TestVegasFollowsInjectedLatency(t *testing.T) {
 	// The resource loses three quarters of its slots for 10 s, then gets
 	// them back: the limit must go down, then up again.
@@ -157,11 +212,11 @@ func TestVegasFollowsInjectedLatency(t *testing.T) {
 		t.Fatalf("limit %d at 40 slots; want in (40, 80)", before)
 	}
 	s.resize(10)
-	s.run(2 * time.Second)
+	s.run(2500 * time.Millisecond) // not at 7 s, where a window ends and a probe halves the limit
 	if got := s.v.current(); got <= 10 || got >= 20 {
-		t.Errorf("limit %d 2 s after the slots fell to 10; want in (10, 20)", got)
+		t.Errorf("limit %d 2.5 s after the slots fell to 10; want in (10, 20)", got)
 	}
-	s.run(8 * time.Second)
+	s.run(7500 * time.Millisecond)
 	s.resize(40)
 	s.run(5 * time.Second)
 	if got := s.v.current(); got <= 40 || got >= 80 {
