@@ -19,6 +19,11 @@ type sim struct {
 	clients int
 	retry   time.Duration
 	timeout time.Duration // 0: none
+	// rate, when positive, makes the load an open loop instead: a task
+	// arrives every 1/rate whatever happens to the others, and one turned
+	// away is gone.
+	rate         float64
+	lastRejected time.Duration
 
 	slots  int
 	hold   time.Duration
@@ -77,6 +82,14 @@ func (s *sim) at(at time.Duration, kind eventKind, t *task) {
 	heap.Push(&s.events, event{at: at, kind: kind, task: t, seq: s.seq})
 }
 
+// newOpenSim returns a sim whose tasks arrive at rate a second.
+func newOpenSim(v vegas, rate float64, slots int, hold time.Duration) *sim {
+	s := &sim{v: v, rate: rate, slots: slots, hold: hold}
+	s.at(0, ready, nil)
+	s.reset()
+	return s
+}
+
 func newSim(v vegas, clients, slots int, hold time.Duration) *sim {
 	s := &sim{v: v, clients: clients, retry: hold, slots: slots, hold: hold}
 	for range clients {
@@ -122,7 +135,9 @@ func (s *sim) end(t *task, o outcome) {
 	s.inflight--
 	l := s.v.current()
 	s.minLimit, s.maxLimit = min(s.minLimit, l), max(s.maxLimit, l)
-	s.at(s.now, ready, nil)
+	if s.rate == 0 {
+		s.at(s.now, ready, nil)
+	}
 }
 
 // run simulates until d has passed.
@@ -142,9 +157,15 @@ func (s *sim) run(d time.Duration) {
 				s.end(e.task, cancelled)
 			}
 		case ready:
+			if s.rate > 0 {
+				s.at(s.now+time.Duration(float64(time.Second)/s.rate), ready, nil)
+			}
 			if s.inflight >= s.v.current() {
 				s.rejected++
-				s.at(s.now+s.retry, ready, nil)
+				s.lastRejected = s.now
+				if s.rate == 0 {
+					s.at(s.now+s.retry, ready, nil)
+				}
 				continue
 			}
 			s.inflight++
@@ -277,4 +298,48 @@ func TestVegasRejectsPastTheMaximum(t *testing.T) {
 	if s.rejected == 0 {
 		t.Errorf("none rejected with 101 clients and a maximum of 100; want some")
 	}
+}
+
+// The step-load variant of loom bench overload, simulated: tasks arrive at
+// 0.5×, then 2×, then 0.5× the capacity of 10 slots × 10 ms, and callers
+// give up after 1 s. After the step up the limit comes down from 10,000 to
+// the resource within seconds; after the step down nothing more is turned
+// away at once.
+func TestVegasStepLoad(t *testing.T) {
+	const capacity = 1000.0 // tasks a second
+	s := newOpenSim(newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), capacity/2, 10, 10*time.Millisecond)
+	s.timeout = time.Second
+	s.run(5 * time.Second)
+	if s.rejected != 0 || s.v.current() != adaptiveMax {
+		t.Fatalf("at half capacity: %d rejected, limit %d; want none, %d", s.rejected, s.v.current(), adaptiveMax)
+	}
+
+	s.rate = 2 * capacity
+	up := s.now
+	entered := time.Duration(-1) // when the limit first came within (10, 30)
+	for entered < 0 && s.now-up < 15*time.Second {
+		s.run(10 * time.Millisecond)
+		if l := s.v.current(); l > 10 && l < 30 {
+			entered = s.now
+		}
+	}
+	if entered < 0 || entered-up > 3*time.Second {
+		t.Fatalf("at twice capacity the limit came within (10, 30) %v after the step; want within 3 s", entered-up)
+	}
+	s.reset()
+	s.run(10 * time.Second)
+	if got := s.goodput(10 * time.Second); got < 0.95*capacity {
+		t.Errorf("goodput %.0f/s over the next 10 s; want at least 95%% of capacity", got)
+	}
+	t.Logf("step up: limit within (10, 30) %v after it; then %.0f/s served, the limit in [%d, %d]",
+		entered-up, s.goodput(10*time.Second), s.minLimit, s.maxLimit)
+
+	s.rate = capacity / 2
+	down := s.now
+	s.reset()
+	s.run(10 * time.Second)
+	if s.rejected > 0 && s.lastRejected-down > time.Second {
+		t.Errorf("back at half capacity, a task was turned away %v after the step; want none after 1 s", s.lastRejected-down)
+	}
+	t.Logf("step down: %d turned away, the last %v after it", s.rejected, max(0, s.lastRejected-down))
 }
