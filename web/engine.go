@@ -44,6 +44,10 @@ type EngineSettings struct {
 	BodyTimeout  time.Duration // the App's BodyTimeout; 0: none
 	BodyLimit    int64         // the largest body limit of any route; 0: none
 	Logger       *slog.Logger
+	// OnShutdown is called when Shutdown begins, as net/http calls the
+	// functions given to http.Server.RegisterOnShutdown: it ends the App's
+	// long-lived handlers (Hold), which Shutdown would otherwise wait for.
+	OnShutdown func()
 }
 
 // An EngineServer serves until Shutdown or Close, as an http.Server does:

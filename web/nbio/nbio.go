@@ -86,6 +86,7 @@ func (engine) NewServer(srv *http.Server, s web.EngineSettings) (web.EngineServe
 		writeTimeout = s.WriteTimeout
 	}
 	sv := &server{
+		onShutdown:    s.OnShutdown,
 		handler:       srv.Handler,
 		headerTimeout: headerTimeout,
 		bodyTimeout:   s.BodyTimeout,
@@ -115,6 +116,7 @@ func (engine) NewServer(srv *http.Server, s web.EngineSettings) (web.EngineServe
 
 // server is one serve of an App on nbio.
 type server struct {
+	onShutdown    func() // nil: none
 	handler       http.Handler
 	headerTimeout time.Duration
 	bodyTimeout   time.Duration
@@ -402,7 +404,9 @@ func (s *server) requestDone() {
 // ends, then closes every connection. Connections that send a request
 // meanwhile get it served with Connection: close.
 func (s *server) Shutdown(ctx context.Context) error {
-	s.closing.Store(true)
+	if !s.closing.Swap(true) && s.onShutdown != nil {
+		s.onShutdown()
+	}
 	s.mu.Lock()
 	eng, ln := s.eng, s.ln
 	s.mu.Unlock()

@@ -447,3 +447,44 @@ func TestBodyLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestShutdownEndsHeldHandlers: a long-lived handler (web.Hold) is told to
+// stop when shutdown begins on both engines, so Serve returns without
+// waiting out the grace.
+func TestShutdownEndsHeldHandlers(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine, web.ShutdownGrace(time.Minute))
+			started := make(chan struct{})
+			app.Get("/events", func(w http.ResponseWriter, r *http.Request) error {
+				stop, release, err := web.Hold(w)
+				if err != nil {
+					return err
+				}
+				defer release()
+				_, _ = io.WriteString(w, "open\n")
+				_ = http.NewResponseController(w).Flush()
+				close(started)
+				<-stop.Done()
+				return nil
+			})
+			base, stop := serve(t, app)
+			resp, err := client(t).Get(base + "/events")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			<-started
+			stopped := make(chan error, 1)
+			go func() { stopped <- stop() }()
+			select {
+			case err := <-stopped:
+				if err != nil {
+					t.Errorf("Serve: got %v; want nil", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("Serve still running 20s after the stop; want the held handler ended at once")
+			}
+		})
+	}
+}
