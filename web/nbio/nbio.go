@@ -108,7 +108,7 @@ func (engine) NewServer(srv *http.Server, s web.EngineSettings) (web.EngineServe
 		ReadLimit:         maxHeader + 4096,
 		MaxHTTPBodySize:   int(s.BodyLimit),
 		Handler:           http.HandlerFunc(sv.serveHTTP),
-		ServerExecutor:    func(f func()) { go f() },
+		ServerExecutor:    sv.execute,
 		SupportServerOnly: true,
 	}
 	return sv, nil
@@ -220,6 +220,9 @@ func (s *server) onData(c *nbio.Conn, data []byte) {
 	}
 	if err := s.parse(pc, data); err != nil {
 		refuse(c, err, inBody)
+		// At once: nbio's parser cannot go on after an error. A client
+		// still sending may get a reset instead of the answer.
+		_ = c.CloseWithError(err)
 	}
 }
 
@@ -237,8 +240,8 @@ func (s *server) parse(pc nbhttp.ParserCloser, data []byte) (err error) {
 // refuse answers a request nbio's parser refused as net/http and the App
 // answer one they refuse — 431 for headers over the limit, 413 for a body
 // over the App's largest BodyLimit, 501 for a transfer coding it does not
-// know, 400 otherwise — and closes the connection (nbio would close it
-// without a word).
+// know, 400 otherwise; the caller closes the connection (nbio would close
+// it without a word).
 func refuse(c *nbio.Conn, err error, inBody bool) {
 	status := "400 Bad Request"
 	switch {
@@ -248,11 +251,9 @@ func refuse(c *nbio.Conn, err error, inBody bool) {
 		status = "431 Request Header Fields Too Large"
 	case strings.Contains(err.Error(), "unsupported transfer encoding"):
 		_, _ = io.WriteString(c, "HTTP/1.1 501 Not Implemented"+errorHeaders+"Unsupported transfer encoding")
-		_ = c.CloseWithError(err)
 		return
 	}
 	_, _ = io.WriteString(c, "HTTP/1.1 "+status+errorHeaders+status)
-	_ = c.CloseWithError(err)
 }
 
 // errorHeaders are those of net/http's answer to a request it cannot parse.
@@ -275,6 +276,13 @@ func badRequest(w http.ResponseWriter, r *http.Request, why string) {
 func validHeaders(r *http.Request) string {
 	if r.ProtoAtLeast(1, 1) && r.Host == "" && len(r.Header["Host"]) == 0 {
 		return "missing required Host header"
+	}
+	if cl := r.Header["Content-Length"]; len(cl) > 1 {
+		for _, v := range cl[1:] {
+			if strings.TrimSpace(v) != strings.TrimSpace(cl[0]) {
+				return "multiple Content-Length headers"
+			}
+		}
 	}
 	for name := range r.Header {
 		if name == "" {
@@ -369,8 +377,6 @@ func (s *server) sweep() {
 // the App and, while the server drains, asks for the connection to be
 // closed after the response, as net/http does.
 func (s *server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	s.inFlight.Add(1)
-	defer s.requestDone()
 	if s.headerTimeout > 0 {
 		if res, ok := w.(*nbhttp.Response); ok && res.Parser != nil {
 			if nc, ok := res.Parser.Conn.(*nbio.Conn); ok {
@@ -389,6 +395,17 @@ func (s *server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 	}
 	s.handler.ServeHTTP(noHijack{w}, r)
+}
+
+// execute runs f, nbio's work for a connection's complete requests —
+// the App's ServeHTTP, then the writing of the response — on a goroutine of
+// its own, counted in flight until the response is out, for Shutdown.
+func (s *server) execute(f func()) {
+	s.inFlight.Add(1)
+	go func() {
+		defer s.requestDone()
+		f()
+	}()
 }
 
 func (s *server) requestDone() {
