@@ -214,3 +214,27 @@ func TestObserversSeeAPanic(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTimeoutZeroRemovesIt checks that WriteTimeout(0) means no write
+// deadline, not one that has already passed: a response of a few megabytes
+// reaches the client whole. (server.go, Serve's d > 0.)
+func TestWriteTimeoutZeroRemovesIt(t *testing.T) {
+	const size = 4 << 20
+	app := newApp(t, web.WriteTimeout(0))
+	app.Get("/big", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := w.Write(make([]byte, size))
+		return err
+	})
+	url, _ := serveApp(t, app)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get(url + "/big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || n != size || err != nil {
+		t.Errorf("GET /big with WriteTimeout(0): got %d, %d bytes, %v; want 200, %d bytes, nil", resp.StatusCode, n, err, size)
+	}
+}
