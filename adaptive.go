@@ -62,6 +62,9 @@ type adaptive struct {
 	shut     bool          // Shutdown has begun
 	idleShut bool
 	idle     chan struct{} // closed once shut and nothing runs or waits
+	// unrun holds the tasks dropped unrun whose OnDrop function unlock
+	// has yet to call; they count as queued until it has.
+	unrun entryQueue
 }
 
 var _ Executor = (*adaptive)(nil)
@@ -214,7 +217,7 @@ func (a *adaptive) finish(ctx context.Context, start time.Duration) {
 	}
 	a.running--
 	a.dispatch()
-	a.mu.Unlock()
+	a.unlock()
 }
 
 // dispatch starts queued tasks while there are free slots, drops those whose
@@ -225,16 +228,12 @@ func (a *adaptive) dispatch() {
 		e := a.queue.pop()
 		if a.abandoning.Load() {
 			a.abandoned.Add(1)
-			if e.turn != nil {
-				e.turn <- dropped
-			}
+			a.drop(e, ErrAbandoned, dropped)
 			continue
 		}
-		if e.err = expiry(e.ctx); e.err != nil {
+		if err := expiry(e.ctx); err != nil {
 			a.expired.Add(1)
-			if e.turn != nil {
-				e.turn <- expired
-			}
+			a.drop(e, err, expired)
 			continue
 		}
 		a.running++
@@ -249,7 +248,7 @@ func (a *adaptive) dispatch() {
 		close(a.room)
 		a.room = nil
 	}
-	if a.shut && a.running == 0 && a.queue.len == 0 && !a.idleShut {
+	if a.shut && a.running == 0 && a.queue.len == 0 && a.unrun.len == 0 && !a.idleShut {
 		a.idleShut = true
 		close(a.idle)
 	}
@@ -274,7 +273,7 @@ func expiry(ctx context.Context) error {
 // returns an error wrapping ErrAbandoned and ctx.Err(). Shutdown may be
 // called more than once and concurrently.
 func (a *adaptive) Shutdown(ctx context.Context) error {
-	return a.shutdown(ctx, a.begin, a.idle, a.drop)
+	return a.shutdown(ctx, a.begin, a.idle, a.abandonQueue)
 }
 
 func (a *adaptive) begin() {
@@ -286,27 +285,55 @@ func (a *adaptive) begin() {
 		a.room = nil
 	}
 	a.dispatch()
-	a.mu.Unlock()
+	a.unlock()
 }
 
-// drop abandons every queued task.
-func (a *adaptive) drop() {
+// abandonQueue abandons every queued task.
+func (a *adaptive) abandonQueue() {
 	a.mu.Lock()
 	for a.queue.len > 0 {
 		e := a.queue.pop()
 		a.abandoned.Add(1)
-		if e.turn != nil {
-			e.turn <- dropped
-		}
+		a.drop(e, ErrAbandoned, dropped)
 	}
 	a.dispatch()
+	a.unlock()
+}
+
+// drop answers the Run of e, a task that will never run, and leaves e for
+// unlock to call its OnDrop function. The caller holds mu.
+func (a *adaptive) drop(e *entry, err error, r result) {
+	e.err = err
+	if e.turn != nil {
+		e.turn <- r
+	}
+	a.unrun.push(e)
+}
+
+// unlock releases mu, then calls the OnDrop functions of the tasks dropped
+// meanwhile, outside the lock so that they may call the executor; until they
+// have returned those tasks count as queued, and Shutdown waits for them.
+func (a *adaptive) unlock() {
+	for a.unrun.head != nil {
+		list := a.unrun.head
+		a.unrun.head, a.unrun.tail = nil, nil
+		a.mu.Unlock()
+		n := 0
+		for e := list; e != nil; e = e.next {
+			a.dropped(e.ctx, e.err)
+			n++
+		}
+		a.mu.Lock()
+		a.unrun.len -= n
+		a.dispatch() // closes idle if these were the last tasks
+	}
 	a.mu.Unlock()
 }
 
 func (a *adaptive) taskCounts() (running, queued int64, completed uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return int64(a.running), int64(a.queue.len), a.completed.Load()
+	return int64(a.running), int64(a.queue.len + a.unrun.len), a.completed.Load()
 }
 
 // Stats returns a snapshot of the executor's counters, with the current

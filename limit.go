@@ -181,7 +181,7 @@ func (l *limit) start(ctx context.Context) error {
 	}
 	if ok, _ := l.slots.tryAcquire(); !ok {
 		if l.slots.wait(nil) != acquired {
-			l.abandonQueued()
+			l.abandonQueued(ctx)
 			return ErrAbandoned
 		}
 	}
@@ -189,12 +189,13 @@ func (l *limit) start(ctx context.Context) error {
 		// Shutdown gave up while this task waited: a slot freed by a
 		// cancelled task does not let a queued one start.
 		l.slots.release()
-		l.abandonQueued()
+		l.abandonQueued(ctx)
 		return ErrAbandoned
 	}
 	if ctx.Done() != nil {
 		if err := expiry(ctx); err != nil {
 			l.slots.release()
+			l.dropped(ctx, err)
 			l.expired.Add(1)
 			l.tickets.release()
 			return err
@@ -204,7 +205,11 @@ func (l *limit) start(ctx context.Context) error {
 	return nil
 }
 
-func (l *limit) abandonQueued() {
+// abandonQueued drops a queued task that holds a ticket and no slot. The
+// ticket is returned last, so that the task counts as queued, and Shutdown
+// waits, until its OnDrop function has returned.
+func (l *limit) abandonQueued(ctx context.Context) {
+	l.dropped(ctx, ErrAbandoned)
 	l.abandoned.Add(1)
 	l.tickets.release()
 }

@@ -218,23 +218,33 @@ func (p *pool) serve(w *worker) {
 				// Its context ended while it waited: dropped unrun.
 				// Un-taken first, as for abandoned tasks below.
 				w.tl.taken.Add(^uint64(0))
-				p.expired.Add(1)
-				answer(j, err)
-				*j = job{}
+				p.drop(w, err, &p.expired)
 				continue
 			}
 		}
 		if p.abandoning.Load() {
 			// Un-take before counting as abandoned: see pool.taskCounts.
 			w.tl.taken.Add(^uint64(0))
-			p.abandoned.Add(1)
-			answer(j, ErrAbandoned)
+			p.drop(w, ErrAbandoned, &p.abandoned)
 		} else {
 			p.run(j.ctx, j.task, j.admitted, &w.tl.completed)
 			answer(j, nil)
 		}
 		*j = job{}
 	}
+}
+
+// drop tells the submitter of the un-taken task in w's slot that it will
+// never run, counts it in count and answers its Run. The task counts as
+// queued until it is counted, so Shutdown waits for the OnDrop function.
+// The slot is emptied first: if that function calls runtime.Goexit, work's
+// recovery finds no task to answer.
+func (p *pool) drop(w *worker, err error, count *atomic.Uint64) {
+	j := w.slot
+	w.slot = job{}
+	p.dropped(j.ctx, err)
+	count.Add(1)
+	answer(&j, err)
 }
 
 // answer gives err to the Run waiting for j, if any.
@@ -465,10 +475,9 @@ func (p *pool) begin() {
 
 func (p *pool) drain() {
 	for j := range p.tasks {
+		p.dropped(j.ctx, ErrAbandoned)
 		p.abandoned.Add(1)
-		if j.result != nil {
-			j.result <- ErrAbandoned
-		}
+		answer(&j, ErrAbandoned)
 	}
 }
 

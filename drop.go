@@ -1,0 +1,45 @@
+package loom
+
+import (
+	"context"
+	"runtime/debug"
+)
+
+// OnDrop returns a copy of ctx that carries f, for an executor to call when
+// it drops a task submitted with that context (or one derived from it)
+// after admitting it, so that the task never runs: with an error wrapping
+// ErrAbandoned when Shutdown gave up on it while it was queued, or with the
+// context's error (context.Canceled, context.DeadlineExceeded) when the
+// context ended before its turn (Stats.Abandoned, Stats.Expired).
+//
+// For each such task f is called exactly once, never for a task that runs
+// nor for one that Go or Run refused. It runs on the goroutine that drops the
+// task (a worker, a task's goroutine, the caller of Run or of Shutdown),
+// holding none of the executor's locks, before Shutdown returns; it should
+// return quickly. A panic in f is recovered and reported to the PanicHandler.
+// What Go and Run return is unchanged. A task's own context carries f too:
+// submit further tasks with OnDrop(ctx, nil) to stop passing it on. An
+// executor finds f only when it drops a task, so an unused f costs nothing.
+func OnDrop(ctx context.Context, f func(err error)) context.Context {
+	return context.WithValue(ctx, dropKey{}, f)
+}
+
+type dropKey struct{}
+
+// dropped calls the OnDrop function ctx carries, if any, for a task that was
+// admitted and will never run, and reports its panic.
+func (c *core) dropped(ctx context.Context, err error) {
+	if ctx == nil {
+		return // a misuse the executor otherwise survives; nothing to call
+	}
+	f, _ := ctx.Value(dropKey{}).(func(error))
+	if f == nil {
+		return
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			c.onPanic(c.name, v, debug.Stack())
+		}
+	}()
+	f(err)
+}
