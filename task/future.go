@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/loomrt/loom"
 )
@@ -25,8 +26,12 @@ var (
 type Future[T any] struct {
 	done   chan struct{}
 	cancel context.CancelFunc
-	value  T
-	err    error
+	// claimed is set by whichever comes first, the function starting or
+	// its executor dropping it, so that the future completes once; an
+	// OnDrop call passed on to a task the function submits finds it set.
+	claimed atomic.Bool
+	value   T
+	err     error
 }
 
 // Go runs fn on exec and returns its future at once. fn receives a context
@@ -37,10 +42,11 @@ type Future[T any] struct {
 // stack in its text. Go does not block unless exec waits for room; if exec
 // refuses the function, or ctx ends before it starts, the future is already
 // failed with exec's error (errors.Is loom.ErrRejected, loom.ErrClosed) or
-// the context's. A nil fn gives a future failed with ErrNilFunc.
-//
-// An executor that abandons a queued function at Shutdown never runs it: its
-// future then never completes, and Wait returns only when its own ctx ends.
+// the context's. A nil fn gives a future failed with ErrNilFunc. If exec
+// admits fn and then drops it unrun (see loom.OnDrop), the future fails with
+// exec's reason: an error wrapping loom.ErrAbandoned when its Shutdown gave
+// up, or the context's error when ctx ended (or Cancel was called) while fn
+// was queued.
 func Go[T any](ctx context.Context, exec loom.Executor, fn func(context.Context) (T, error)) *Future[T] {
 	runCtx, cancel := context.WithCancel(ctx)
 	f := &Future[T]{done: make(chan struct{}), cancel: cancel}
@@ -55,7 +61,15 @@ func Go[T any](ctx context.Context, exec loom.Executor, fn func(context.Context)
 			return f
 		}
 	}
-	err := exec.Go(runCtx, func(taskCtx context.Context) {
+	submitCtx := loom.OnDrop(runCtx, func(err error) {
+		if f.claimed.CompareAndSwap(false, true) {
+			f.finish(*new(T), err)
+		}
+	})
+	err := exec.Go(submitCtx, func(taskCtx context.Context) {
+		if !f.claimed.CompareAndSwap(false, true) {
+			return
+		}
 		if err := context.Cause(runCtx); err != nil {
 			f.finish(*new(T), err)
 			return
@@ -63,7 +77,7 @@ func Go[T any](ctx context.Context, exec loom.Executor, fn func(context.Context)
 		value, err := call(taskCtx, fn)
 		f.finish(value, err)
 	})
-	if err != nil {
+	if err != nil && f.claimed.CompareAndSwap(false, true) {
 		f.finish(*new(T), err)
 	}
 	return f

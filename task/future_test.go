@@ -178,3 +178,37 @@ func TestDefaultExecutor(t *testing.T) {
 		t.Errorf("got %q, %v; want ok, nil", got, err)
 	}
 }
+
+// A future whose function the executor abandons at Shutdown, unrun, fails
+// with loom.ErrAbandoned instead of never completing.
+func TestAbandonedAtShutdown(t *testing.T) {
+	exec := loom.Pool(1, loom.Queue(1))
+	ctx := context.Background()
+	release := make(chan struct{})
+	started := make(chan struct{})
+	busy := task.Go(ctx, exec, func(context.Context) (int, error) {
+		close(started)
+		<-release
+		return 0, nil
+	})
+	<-started
+	queued := task.Go(ctx, exec, func(context.Context) (int, error) { return 1, nil })
+	given, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := exec.Shutdown(given); !errors.Is(err, loom.ErrAbandoned) {
+		t.Fatalf("Shutdown = %v; want ErrAbandoned", err)
+	}
+	select {
+	case <-queued.Done():
+	default:
+		t.Fatal("the abandoned future is not done when Shutdown returns")
+	}
+	if got, err := queued.Wait(ctx); got != 0 || !errors.Is(err, loom.ErrAbandoned) {
+		t.Errorf("got %d, %v; want 0, loom.ErrAbandoned", got, err)
+	}
+	close(release)
+	busy.Wait(ctx)
+	if err := exec.Shutdown(ctx); err != nil {
+		t.Errorf("second Shutdown: %v", err)
+	}
+}
