@@ -122,6 +122,33 @@ func waitPairs(done *sync.WaitGroup) error {
 	}
 }
 
+// echoRounds is a sender's count of its batches, the same in every library:
+// begin starts rounds batches; returned counts one message back and reports
+// whether the next batch is due, marking the pair done after the last.
+type echoRounds struct {
+	rounds   int
+	received int
+	done     *sync.WaitGroup
+}
+
+// echoStart tells a sender to run rounds batches.
+type echoStart struct{ rounds int }
+
+func (r *echoRounds) begin(rounds int) { r.rounds, r.received = rounds, 0 }
+
+func (r *echoRounds) returned() bool {
+	r.received++
+	if r.received < echoBatch {
+		return false
+	}
+	r.received = 0
+	if r.rounds--; r.rounds == 0 {
+		r.done.Done()
+		return false
+	}
+	return true
+}
+
 // loom
 
 type loomEcho struct {
@@ -130,34 +157,23 @@ type loomEcho struct {
 	done    sync.WaitGroup
 }
 
-type loomStart struct{ rounds int }
-
 type loomPing struct{ from actor.Ref }
 
 type loomSender struct {
-	echo     actor.Ref
-	ping     *loomPing
-	rounds   int
-	received int
-	done     *sync.WaitGroup
+	echo actor.Ref
+	ping *loomPing
+	echoRounds
 }
 
 func (s *loomSender) Receive(c *actor.Context, msg any) {
 	switch m := msg.(type) {
-	case *loomStart:
-		s.rounds, s.received = m.rounds, 0
+	case *echoStart:
+		s.begin(m.rounds)
 		s.send(c)
 	case *loomPing:
-		s.received++
-		if s.received < echoBatch {
-			return
+		if s.returned() {
+			s.send(c)
 		}
-		s.received = 0
-		if s.rounds--; s.rounds == 0 {
-			s.done.Done()
-			return
-		}
-		s.send(c)
 	case actor.Started:
 		s.ping = &loomPing{from: c.Self()}
 	}
@@ -187,7 +203,7 @@ func newLoomEcho(dispatcher string) (*loomEcho, error) {
 			return nil, err
 		}
 		s, err := sys.Spawn(actor.Props{Dispatcher: dispatcher, New: func() actor.Actor {
-			return &loomSender{echo: echo, done: &e.done}
+			return &loomSender{echo: echo, echoRounds: echoRounds{done: &e.done}}
 		}})
 		if err != nil {
 			return nil, err
@@ -199,7 +215,7 @@ func newLoomEcho(dispatcher string) (*loomEcho, error) {
 
 func (e *loomEcho) run(rounds int) error {
 	e.done.Add(len(e.senders))
-	start := &loomStart{rounds: rounds}
+	start := &echoStart{rounds: rounds}
 	for _, s := range e.senders {
 		s.Tell(start)
 	}
@@ -220,34 +236,23 @@ type protoEcho struct {
 	done    sync.WaitGroup
 }
 
-type protoStart struct{ rounds int }
-
 type protoPing struct{ from *protoactor.PID }
 
 type protoSender struct {
-	echo     *protoactor.PID
-	ping     *protoPing
-	rounds   int
-	received int
-	done     *sync.WaitGroup
+	echo *protoactor.PID
+	ping *protoPing
+	echoRounds
 }
 
 func (s *protoSender) Receive(c protoactor.Context) {
 	switch m := c.Message().(type) {
-	case *protoStart:
-		s.rounds, s.received = m.rounds, 0
+	case *echoStart:
+		s.begin(m.rounds)
 		s.send(c)
 	case *protoPing:
-		s.received++
-		if s.received < echoBatch {
-			return
+		if s.returned() {
+			s.send(c)
 		}
-		s.received = 0
-		if s.rounds--; s.rounds == 0 {
-			s.done.Done()
-			return
-		}
-		s.send(c)
 	case *protoactor.Started:
 		s.ping = &protoPing{from: c.Self()}
 	}
@@ -271,7 +276,7 @@ func newProtoEcho() *protoEcho {
 	for range echoPairs {
 		echo := sys.Root.Spawn(echoProps)
 		s := sys.Root.Spawn(protoactor.PropsFromProducer(func() protoactor.Actor {
-			return &protoSender{echo: echo, done: &e.done}
+			return &protoSender{echo: echo, echoRounds: echoRounds{done: &e.done}}
 		}))
 		e.senders = append(e.senders, s)
 	}
@@ -280,7 +285,7 @@ func newProtoEcho() *protoEcho {
 
 func (e *protoEcho) run(rounds int) error {
 	e.done.Add(len(e.senders))
-	start := &protoStart{rounds: rounds}
+	start := &echoStart{rounds: rounds}
 	for _, s := range e.senders {
 		e.sys.Root.Send(s, start)
 	}
@@ -301,34 +306,23 @@ type hollywoodEcho struct {
 	done    sync.WaitGroup
 }
 
-type hollywoodStart struct{ rounds int }
-
 type hollywoodPing struct{ from *hollywood.PID }
 
 type hollywoodSender struct {
-	echo     *hollywood.PID
-	ping     *hollywoodPing
-	rounds   int
-	received int
-	done     *sync.WaitGroup
+	echo *hollywood.PID
+	ping *hollywoodPing
+	echoRounds
 }
 
 func (s *hollywoodSender) Receive(c *hollywood.Context) {
 	switch m := c.Message().(type) {
-	case *hollywoodStart:
-		s.rounds, s.received = m.rounds, 0
+	case *echoStart:
+		s.begin(m.rounds)
 		s.send(c)
 	case *hollywoodPing:
-		s.received++
-		if s.received < echoBatch {
-			return
+		if s.returned() {
+			s.send(c)
 		}
-		s.received = 0
-		if s.rounds--; s.rounds == 0 {
-			s.done.Done()
-			return
-		}
-		s.send(c)
 	case hollywood.Started:
 		s.ping = &hollywoodPing{from: c.PID()}
 	}
@@ -357,7 +351,7 @@ func newHollywoodEcho() (echoRunner, error) {
 	for i := range echoPairs {
 		echo := engine.Spawn(func() hollywood.Receiver { return hollywoodEchoer{} }, "echo", hollywood.WithID(fmt.Sprint(i)))
 		s := engine.Spawn(func() hollywood.Receiver {
-			return &hollywoodSender{echo: echo, done: &e.done}
+			return &hollywoodSender{echo: echo, echoRounds: echoRounds{done: &e.done}}
 		}, "sender", hollywood.WithID(fmt.Sprint(i)))
 		e.pids = append(e.pids, echo, s)
 		e.senders = append(e.senders, s)
@@ -367,7 +361,7 @@ func newHollywoodEcho() (echoRunner, error) {
 
 func (e *hollywoodEcho) run(rounds int) error {
 	e.done.Add(len(e.senders))
-	start := &hollywoodStart{rounds: rounds}
+	start := &echoStart{rounds: rounds}
 	for _, s := range e.senders {
 		e.engine.Send(s, start)
 	}
