@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -27,23 +26,13 @@ func serve(t *testing.T) (string, *service) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- svc.app.Serve(ctx, ln) }()
+	// Registered first, so it runs after cmdtest.Serve has stopped the app.
 	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
 		if err := svc.actors.Shutdown(context.Background()); err != nil {
 			t.Errorf("actors: %v", err)
 		}
 	})
-	return "http://" + ln.Addr().String(), svc
+	return cmdtest.Serve(t, svc.app), svc
 }
 
 func get(t *testing.T, url string) (int, string) {

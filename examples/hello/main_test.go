@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"testing"
 
@@ -20,19 +18,7 @@ func TestHello(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ctx, ln) }()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
+	url := cmdtest.Serve(t, app)
 
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
@@ -45,7 +31,7 @@ func TestHello(t *testing.T) {
 		{"/missing", http.StatusNotFound, ""},
 	}
 	for _, tt := range tests {
-		resp, err := client.Get("http://" + ln.Addr().String() + tt.path)
+		resp, err := client.Get(url + tt.path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,27 +17,14 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// serve starts the app on a free loopback port and stops it at cleanup.
+// serve starts the app on a free loopback port; cmdtest.Serve stops it at cleanup.
 func serve(t *testing.T, files fs.FS) string {
 	t.Helper()
 	app, err := newApp(files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String()
+	return cmdtest.Serve(t, app)
 }
 
 func get(t *testing.T, url string) (*http.Response, string) {

@@ -5,6 +5,7 @@ package cmdtest
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -39,4 +40,31 @@ func RejectsStrayArgument(t *testing.T, run Run, args ...string) {
 	if err == nil || !strings.Contains(err.Error(), `"8080"`) {
 		t.Errorf("run with a stray argument: got %v; want an error naming it", err)
 	}
+}
+
+// A Server serves on a listener until its context ends: a *web.App.
+type Server interface {
+	Serve(ctx context.Context, ln net.Listener) error
+}
+
+// Serve starts srv on a free loopback port and returns its base URL,
+// "http://127.0.0.1:port". At t's cleanup it ends srv's context, waits for
+// Serve to return, and fails t unless Serve returned nil; cleanups
+// registered before the call (stopping what srv uses) run after that.
+func Serve(t *testing.T, srv Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
 }
