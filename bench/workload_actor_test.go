@@ -1,13 +1,12 @@
 package bench
 
 import (
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"sync"
 	"testing"
 
+	"github.com/loomrt/loom/internal/cmdtest"
 	"github.com/loomrt/loom/web"
 )
 
@@ -28,20 +27,21 @@ func TestActorEchoServes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ln, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					t.Fatal(err)
-				}
-				ctx, cancel := context.WithCancel(context.Background())
-				served := make(chan error, 1)
-				go func() { served <- app.Serve(ctx, ln) }()
+				// Registered first, so it runs after cmdtest.Serve has
+				// stopped the app.
+				t.Cleanup(func() {
+					if err := stop(); err != nil {
+						t.Errorf("stop: %v", err)
+					}
+				})
+				url := cmdtest.Serve(t, app)
 
 				client := &http.Client{Transport: &http.Transport{}}
 				var wg sync.WaitGroup
 				bodies := make(chan string, 8)
 				for range 8 { // more requests than pairs: they wait for one
 					wg.Go(func() {
-						resp, err := client.Get("http://" + ln.Addr().String() + "/echo")
+						resp, err := client.Get(url + "/echo")
 						if err != nil {
 							t.Error(err)
 							return
@@ -58,13 +58,6 @@ func TestActorEchoServes(t *testing.T) {
 					if b != sc.ExpectBody {
 						t.Errorf("body %q; want %q", b, sc.ExpectBody)
 					}
-				}
-				cancel()
-				if err := <-served; err != nil {
-					t.Errorf("serve: %v", err)
-				}
-				if err := stop(); err != nil {
-					t.Errorf("stop: %v", err)
 				}
 			})
 		}
