@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"testing"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/internal/webtest"
 	"github.com/loomrt/loom/web/metrics"
 )
 
@@ -22,32 +21,11 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func newApp(t testing.TB, opts ...web.Option) *web.App {
-	t.Helper()
-	e := loom.Virtual()
-	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
-	quiet := web.Logger(slog.New(slog.DiscardHandler))
-	app, err := web.New(append([]web.Option{web.Executor(e), quiet}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = app.Shutdown(context.Background()) })
-	return app
-}
-
 func text(s string) web.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		_, err := io.WriteString(w, s)
 		return err
 	}
-}
-
-func do(t testing.TB, h http.Handler, method, target string, body string) *httptest.ResponseRecorder {
-	t.Helper()
-	req := httptest.NewRequest(method, target, strings.NewReader(body))
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	return rec
 }
 
 // TestWebDoesNotLinkPrometheus checks that a program importing web, and not
@@ -70,14 +48,14 @@ func TestWebDoesNotLinkPrometheus(t *testing.T) {
 }
 
 func TestMetricsEndpoint(t *testing.T) {
-	app := newApp(t)
+	app := webtest.NewApp(t)
 	metrics.Mount(app, "/metrics")
 	app.Get("/hello", text("hi"))
 	for range 3 {
-		do(t, app, "GET", "/hello", "")
+		webtest.Do(t, app, "GET", "/hello", "")
 	}
-	do(t, app, "GET", "/missing", "")
-	rec := do(t, app, "GET", "/metrics", "")
+	webtest.Do(t, app, "GET", "/missing", "")
+	rec := webtest.Do(t, app, "GET", "/metrics", "")
 	if rec.Code != 200 {
 		t.Fatalf("GET /metrics: got %d", rec.Code)
 	}
@@ -103,7 +81,7 @@ func TestMetricsPathMustBeAPath(t *testing.T) {
 			t.Errorf("Mount(app, \"metrics\"): got panic %q; want a web: panic naming the path", v)
 		}
 	}()
-	metrics.Mount(newApp(t), "metrics")
+	metrics.Mount(webtest.NewApp(t), "metrics")
 }
 
 // TestMetricsCountPanics checks that recovered panics of handlers and of
@@ -112,16 +90,16 @@ func TestMetricsCountPanics(t *testing.T) {
 	boom := func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("decorator boom") })
 	}
-	app := newApp(t)
+	app := webtest.NewApp(t)
 	metrics.Mount(app, "/metrics")
 	app.Get("/handler", func(http.ResponseWriter, *http.Request) error { panic("handler boom") })
 	app.Get("/decorator", text("unreachable"), web.Use(boom))
 	for _, path := range []string{"/handler", "/decorator"} {
-		if rec := do(t, app, "GET", path, ""); rec.Code != 500 {
+		if rec := webtest.Do(t, app, "GET", path, ""); rec.Code != 500 {
 			t.Errorf("GET %s: got %d; want 500", path, rec.Code)
 		}
 	}
-	body := do(t, app, "GET", "/metrics", "").Body.String()
+	body := webtest.Do(t, app, "GET", "/metrics", "").Body.String()
 	if !strings.Contains(body, "loom_http_panics_total 2") {
 		t.Errorf("metrics lack loom_http_panics_total 2:\n%s", body)
 	}
@@ -130,14 +108,14 @@ func TestMetricsCountPanics(t *testing.T) {
 func TestMetricsWithExecutorsOfOneName(t *testing.T) {
 	// Two executors reporting the same name and kind would give Prometheus
 	// two series with one label set, and it refuses the whole scrape.
-	app := newApp(t)
+	app := webtest.NewApp(t)
 	metrics.Mount(app, "/metrics")
 	for _, route := range []string{"/a", "/b"} {
 		e := loom.Pool(1, loom.Name("reports"))
 		defer e.Shutdown(context.Background())
 		app.Get(route, text("hi"), web.Executor(e))
 	}
-	rec := do(t, app, "GET", "/metrics", "")
+	rec := webtest.Do(t, app, "GET", "/metrics", "")
 	if rec.Code != 200 {
 		t.Fatalf("GET /metrics: got %d; want 200\n%s", rec.Code, rec.Body.String())
 	}

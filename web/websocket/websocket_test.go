@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,34 +13,14 @@ import (
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
 
-	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/internal/webtest"
 	"github.com/loomrt/loom/web/metrics"
 	wsweb "github.com/loomrt/loom/web/websocket"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-func newApp(t testing.TB, opts ...web.Option) *web.App {
-	t.Helper()
-	e := loom.Virtual()
-	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
-	quiet := web.Logger(slog.New(slog.DiscardHandler))
-	app, err := web.New(append([]web.Option{web.Executor(e), quiet}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = app.Shutdown(context.Background()) })
-	return app
-}
-
-func do(t testing.TB, h http.Handler, method, target string) *httptest.ResponseRecorder {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
-	return rec
 }
 
 func echo(ctx context.Context, c *websocket.Conn, r *http.Request) error {
@@ -58,7 +37,7 @@ func echo(ctx context.Context, c *websocket.Conn, r *http.Request) error {
 
 func TestWebSocketEcho(t *testing.T) {
 	// The access log, metrics and compression wrap the writer: the upgrade must get through.
-	app := newApp(t, web.AccessLog(), web.Use(web.Compress))
+	app := webtest.NewApp(t, web.AccessLog(), web.Use(web.Compress))
 	metrics.Mount(app, "/metrics")
 	app.Get("/ws", wsweb.Handler(echo, wsweb.Origins("trusted.example")))
 	srv := httptest.NewServer(app)
@@ -93,7 +72,7 @@ func TestWebSocketEcho(t *testing.T) {
 }
 
 func TestWebSocketRefusesForeignOrigin(t *testing.T) {
-	app := newApp(t)
+	app := webtest.NewApp(t)
 	app.Get("/ws", wsweb.Handler(echo))
 	srv := httptest.NewServer(app)
 	defer srv.Close()
@@ -108,13 +87,13 @@ func TestWebSocketRefusesForeignOrigin(t *testing.T) {
 		t.Errorf("got response %v; want 403", resp)
 	}
 	// A plain GET is not an upgrade.
-	if rec := do(t, app, "GET", "/ws"); rec.Code < 400 {
+	if rec := webtest.Do(t, app, "GET", "/ws", ""); rec.Code < 400 {
 		t.Errorf("plain GET: got %d; want a client error", rec.Code)
 	}
 }
 
 func TestWebSocketEndsOnShutdown(t *testing.T) {
-	app := newApp(t)
+	app := webtest.NewApp(t)
 	app.Get("/ws", wsweb.Handler(echo))
 	srv := httptest.NewServer(app)
 	defer srv.Close()
@@ -147,7 +126,7 @@ func TestWebSocketEndsOnShutdown(t *testing.T) {
 }
 
 func TestShutdownGivesUpOnAStuckWebSocket(t *testing.T) {
-	app := newApp(t)
+	app := webtest.NewApp(t)
 	release := make(chan struct{})
 	started := make(chan struct{})
 	app.Get("/ws", wsweb.Handler(func(ctx context.Context, c *websocket.Conn, r *http.Request) error {
@@ -200,7 +179,7 @@ func TestWebSocketHandlerGetsTheRequest(t *testing.T) {
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, "ann")))
 		})
 	}
-	app := newApp(t)
+	app := webtest.NewApp(t)
 	app.Get("/rooms/{room}", wsweb.Handler(describeRequest), web.Use(withUser))
 	app.Group("/plain").Get("/rooms/{room}", wsweb.Handler(describeRequest))
 	appServer := httptest.NewServer(app)
