@@ -74,17 +74,24 @@ func TestGoNilFunc(t *testing.T) {
 	}
 }
 
-func TestGoRejectedAndClosed(t *testing.T) {
-	ctx := context.Background()
-	exec := loom.Limit(1) // one at a time, none waiting
-	release := make(chan struct{})
+// occupy holds one of exec's workers with a future that returns 1 once
+// release is closed; it returns when that future's function has started.
+func occupy(ctx context.Context, exec loom.Executor) (busy *task.Future[int], release chan struct{}) {
+	release = make(chan struct{})
 	started := make(chan struct{})
-	busy := task.Go(ctx, exec, func(context.Context) (int, error) {
+	busy = task.Go(ctx, exec, func(context.Context) (int, error) {
 		close(started)
 		<-release
 		return 1, nil
 	})
 	<-started
+	return busy, release
+}
+
+func TestGoRejectedAndClosed(t *testing.T) {
+	ctx := context.Background()
+	exec := loom.Limit(1) // one at a time, none waiting
+	busy, release := occupy(ctx, exec)
 	rejected := task.Go(ctx, exec, func(context.Context) (int, error) { return 2, nil })
 	select {
 	case <-rejected.Done():
@@ -128,14 +135,7 @@ func TestCancelBeforeStart(t *testing.T) {
 	exec := loom.Pool(1, loom.Queue(1))
 	shutdown(t, exec)
 	ctx := context.Background()
-	release := make(chan struct{})
-	started := make(chan struct{})
-	busy := task.Go(ctx, exec, func(context.Context) (int, error) {
-		close(started)
-		<-release
-		return 0, nil
-	})
-	<-started
+	busy, release := occupy(ctx, exec)
 	ran := false
 	queued := task.Go(ctx, exec, func(context.Context) (int, error) { ran = true; return 1, nil })
 	queued.Cancel()
@@ -184,14 +184,7 @@ func TestDefaultExecutor(t *testing.T) {
 func TestAbandonedAtShutdown(t *testing.T) {
 	exec := loom.Pool(1, loom.Queue(1))
 	ctx := context.Background()
-	release := make(chan struct{})
-	started := make(chan struct{})
-	busy := task.Go(ctx, exec, func(context.Context) (int, error) {
-		close(started)
-		<-release
-		return 0, nil
-	})
-	<-started
+	busy, release := occupy(ctx, exec)
 	queued := task.Go(ctx, exec, func(context.Context) (int, error) { return 1, nil })
 	given, cancel := context.WithCancel(ctx)
 	cancel()
