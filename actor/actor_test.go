@@ -281,16 +281,19 @@ func blockedActor(name string, entered chan<- struct{}, gate <-chan struct{}, go
 	})}
 }
 
-// Stop finishes what is queued before it; Kill sends it to dead letters.
+// Stop finishes what is queued before it; Kill, a system message, overtakes
+// it (however much is queued) and sends it to dead letters.
 func TestStopAndKillWithQueuedMessages(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		stop     func(Ref)
+		queued   int
 		wantGot  int
 		wantDead uint64
 	}{
-		{"stop", Ref.Stop, 10, 3},
-		{"kill", Ref.Kill, 0, 13},
+		{"stop", Ref.Stop, 10, 10, 3},
+		{"kill", Ref.Kill, 10, 0, 13},
+		{"kill overtakes 100", Ref.Kill, 100, 0, 103},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sys := newTestSystem(t)
@@ -301,7 +304,7 @@ func TestStopAndKillWithQueuedMessages(t *testing.T) {
 			r := spawn(t, sys, blockedActor("a", entered, gate, &got, &mu))
 			r.Tell("block")
 			recv(t, entered)
-			for i := range 10 {
+			for i := range tc.queued {
 				r.Tell(i)
 			}
 			tc.stop(r)
@@ -319,26 +322,6 @@ func TestStopAndKillWithQueuedMessages(t *testing.T) {
 				t.Errorf("dead letters: got %d; want %d", n, tc.wantDead)
 			}
 		})
-	}
-}
-
-func TestSystemMessagesOvertake(t *testing.T) {
-	sys := newTestSystem(t)
-	gate := make(chan struct{})
-	var mu sync.Mutex
-	var got []int
-	entered := make(chan struct{}, 1)
-	r := spawn(t, sys, blockedActor("a", entered, gate, &got, &mu))
-	r.Tell("block")
-	recv(t, entered)
-	for i := range 100 {
-		r.Tell(i)
-	}
-	r.Kill() // a system message: handled before the 100 queued ones
-	close(gate)
-	waitDone(t, r)
-	if len(got) != 0 {
-		t.Errorf("handled %d messages queued before Kill; want 0", len(got))
 	}
 }
 
