@@ -23,6 +23,22 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
+// serveWS serves h on a test server, closed at t's cleanup, and returns it
+// with a context that bounds the test to 10 seconds.
+func serveWS(t *testing.T, h http.Handler) (context.Context, *httptest.Server) {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx, srv
+}
+
+// wsURL is the ws:// URL of path on srv.
+func wsURL(srv *httptest.Server, path string) string {
+	return "ws" + strings.TrimPrefix(srv.URL, "http") + path
+}
+
 func echo(ctx context.Context, c *websocket.Conn, r *http.Request) error {
 	for {
 		typ, msg, err := c.Read(ctx)
@@ -40,11 +56,8 @@ func TestWebSocketEcho(t *testing.T) {
 	app := webtest.NewApp(t, web.AccessLog(), web.Use(web.Compress))
 	metrics.Mount(app, "/metrics")
 	app.Get("/ws", wsweb.Handler(echo, wsweb.Origins("trusted.example")))
-	srv := httptest.NewServer(app)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws"
+	ctx, srv := serveWS(t, app)
+	url := wsURL(srv, "/ws")
 
 	for _, origin := range []string{"", srv.URL, "http://trusted.example"} {
 		header := http.Header{}
@@ -74,12 +87,9 @@ func TestWebSocketEcho(t *testing.T) {
 func TestWebSocketRefusesForeignOrigin(t *testing.T) {
 	app := webtest.NewApp(t)
 	app.Get("/ws", wsweb.Handler(echo))
-	srv := httptest.NewServer(app)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	ctx, srv := serveWS(t, app)
 	header := http.Header{"Origin": {"http://evil.example"}}
-	_, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", &websocket.DialOptions{HTTPHeader: header})
+	_, resp, err := websocket.Dial(ctx, wsURL(srv, "/ws"), &websocket.DialOptions{HTTPHeader: header})
 	if err == nil {
 		t.Fatal("a cross-origin upgrade was accepted")
 	}
@@ -95,11 +105,8 @@ func TestWebSocketRefusesForeignOrigin(t *testing.T) {
 func TestWebSocketEndsOnShutdown(t *testing.T) {
 	app := webtest.NewApp(t)
 	app.Get("/ws", wsweb.Handler(echo))
-	srv := httptest.NewServer(app)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", nil)
+	ctx, srv := serveWS(t, app)
+	c, _, err := websocket.Dial(ctx, wsURL(srv, "/ws"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +141,8 @@ func TestShutdownGivesUpOnAStuckWebSocket(t *testing.T) {
 		<-release // ignores ctx: Shutdown cannot end it
 		return nil
 	}))
-	srv := httptest.NewServer(app)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", nil)
+	ctx, srv := serveWS(t, app)
+	c, _, err := websocket.Dial(ctx, wsURL(srv, "/ws"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,17 +186,13 @@ func TestWebSocketHandlerGetsTheRequest(t *testing.T) {
 	app := webtest.NewApp(t)
 	app.Get("/rooms/{room}", wsweb.Handler(describeRequest), web.Use(withUser))
 	app.Group("/plain").Get("/rooms/{room}", wsweb.Handler(describeRequest))
-	appServer := httptest.NewServer(app)
-	defer appServer.Close()
+	ctx, appServer := serveWS(t, app)
 
 	// The same handler outside an App, on a plain ServeMux.
 	mux := http.NewServeMux()
 	mux.Handle("GET /mux/rooms/{room}", wsweb.Handler(describeRequest))
-	muxServer := httptest.NewServer(mux)
-	defer muxServer.Close()
+	_, muxServer := serveWS(t, mux)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	tests := []struct {
 		server *httptest.Server
 		target string
@@ -204,7 +204,7 @@ func TestWebSocketHandlerGetsTheRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		header := http.Header{"X-Client": {"test"}, "Cookie": {"session=s3cret"}}
-		url := "ws" + strings.TrimPrefix(tt.server.URL, "http") + tt.target
+		url := wsURL(tt.server, tt.target)
 		c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: header})
 		if err != nil {
 			t.Fatalf("dial %s: %v", tt.target, err)
