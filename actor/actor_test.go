@@ -112,15 +112,7 @@ func TestNothingLost(t *testing.T) {
 					close(all)
 				}
 			})})
-			var wg sync.WaitGroup
-			for range senders {
-				wg.Go(func() {
-					for i := range each {
-						r.Tell(i)
-					}
-				})
-			}
-			wg.Wait()
+			tellFrom(r, senders, each)
 			select {
 			case <-all:
 			case <-time.After(10 * time.Second):
@@ -261,6 +253,20 @@ func TestForward(t *testing.T) {
 	if err != nil || got != "via" {
 		t.Errorf("got %q, %v; want via, nil", got, err)
 	}
+}
+
+// tellFrom tells r the ints 0 to each-1 from each of senders goroutines at
+// once, and returns when all are told.
+func tellFrom(r Ref, senders, each int) {
+	var wg sync.WaitGroup
+	for range senders {
+		wg.Go(func() {
+			for i := range each {
+				r.Tell(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // blockedActor returns props whose actor blocks on its first "block"

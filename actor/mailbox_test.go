@@ -132,14 +132,6 @@ func TestBoundedMailboxWaitManySenders(t *testing.T) {
 			mu.Unlock()
 		}
 	})})
-	var wg sync.WaitGroup
-	for range senders {
-		wg.Go(func() {
-			for i := range each {
-				r.Tell(i)
-			}
-		})
-	}
-	wg.Wait()
+	tellFrom(r, senders, each)
 	recv(t, all)
 }
