@@ -133,6 +133,52 @@ func TestStaticRefusesDotfiles(t *testing.T) {
 	}
 }
 
+// hugeResponse writes 1 GiB, more than any socket buffer holds, and sends
+// its write's error (nil if all of it went) on handled.
+func hugeResponse(handled chan<- error) web.HandlerFunc {
+	chunk := make([]byte, 64<<10)
+	return func(w http.ResponseWriter, r *http.Request) error {
+		for range 1 << 14 {
+			if _, err := w.Write(chunk); err != nil {
+				handled <- err
+				return err
+			}
+		}
+		handled <- nil
+		return nil
+	}
+}
+
+// dialSmallBuffer connects to url's host with a 4 KiB receive buffer, for
+// a client that stops reading, and closes the connection at t's cleanup.
+func dialSmallBuffer(t *testing.T, url string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		_ = tcp.SetReadBuffer(4 << 10)
+	}
+	return conn
+}
+
+// wantDeadlineExceeded waits up to 30s for hugeResponse's write error and
+// fails t unless it matches os.ErrDeadlineExceeded; stalled says what was
+// still going on when the 30s ran out.
+func wantDeadlineExceeded(t *testing.T, handled <-chan error, stalled string) {
+	t.Helper()
+	select {
+	case err := <-handled:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("handler's write: got %v; want an error matching os.ErrDeadlineExceeded", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s after 30s", stalled)
+	}
+}
+
 // TestWriteTimeoutEndsAStalledResponse has a client ask for a response far
 // larger than the socket buffers and never read it: the handler's write
 // must fail with a deadline error instead of blocking for ever. Without the
@@ -142,38 +188,14 @@ func TestWriteTimeoutEndsAStalledResponse(t *testing.T) {
 	var logs logBuffer
 	app := newApp(t, logs.logger(), web.WriteTimeout(timeout))
 	handled := make(chan error, 1)
-	chunk := make([]byte, 64<<10)
-	app.Get("/huge", func(w http.ResponseWriter, r *http.Request) error {
-		for range 1 << 14 { // 1 GiB: more than any socket buffer holds
-			if _, err := w.Write(chunk); err != nil {
-				handled <- err
-				return err
-			}
-		}
-		handled <- nil
-		return nil
-	})
+	app.Get("/huge", hugeResponse(handled))
 	url, _ := serveApp(t, app)
-	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if tcp, ok := conn.(*net.TCPConn); ok {
-		_ = tcp.SetReadBuffer(4 << 10)
-	}
+	conn := dialSmallBuffer(t, url)
 	if _, err := io.WriteString(conn, "GET /huge HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
 	// The client never reads.
-	select {
-	case err := <-handled:
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Errorf("handler's write: got %v; want an error matching os.ErrDeadlineExceeded", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the handler was still writing to a client that does not read after 30s")
-	}
+	wantDeadlineExceeded(t, handled, "the handler was still writing to a client that does not read")
 	if strings.Contains(logs.String(), "level=ERROR") {
 		t.Errorf("a client that stopped reading was logged as an error:\n%s", logs.String())
 	}
@@ -189,30 +211,13 @@ func TestWriteTimeoutHoldsOnAKeptAliveConnection(t *testing.T) {
 	const timeout = 2 * time.Second // re-armed every 500ms: both requests fall in one quarter
 	app := newApp(t, web.WriteTimeout(timeout))
 	handled := make(chan error, 1)
-	chunk := make([]byte, 64<<10)
 	app.Get("/small", func(w http.ResponseWriter, r *http.Request) error {
 		_, err := io.WriteString(w, "small")
 		return err
 	})
-	app.Get("/huge", func(w http.ResponseWriter, r *http.Request) error {
-		for range 1 << 14 { // 1 GiB: more than any socket buffer holds
-			if _, err := w.Write(chunk); err != nil {
-				handled <- err
-				return err
-			}
-		}
-		handled <- nil
-		return nil
-	})
+	app.Get("/huge", hugeResponse(handled))
 	url, _ := serveApp(t, app)
-	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if tcp, ok := conn.(*net.TCPConn); ok {
-		_ = tcp.SetReadBuffer(4 << 10)
-	}
+	conn := dialSmallBuffer(t, url)
 	if _, err := io.WriteString(conn, "GET /small HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -228,14 +233,7 @@ func TestWriteTimeoutHoldsOnAKeptAliveConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The client never reads.
-	select {
-	case err := <-handled:
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Errorf("handler's write: got %v; want an error matching os.ErrDeadlineExceeded", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the second response on a kept-alive connection was still being written to a client that does not read after 30s")
-	}
+	wantDeadlineExceeded(t, handled, "the second response on a kept-alive connection was still being written to a client that does not read")
 }
 
 // TestWriteTimeoutRestartsOnProgress has a client read a response slowly,
