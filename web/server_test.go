@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,32 +10,12 @@ import (
 
 	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/internal/webtest"
 )
 
 // serveApp serves app on a free loopback port; stop cancels Serve's context
 // and returns Serve's error.
-func serveApp(t *testing.T, app *web.App) (url string, stop func() error) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ctx, ln) }()
-	stopped := false
-	var result error
-	stop = func() error {
-		if !stopped {
-			stopped = true
-			cancel()
-			result = <-served
-		}
-		return result
-	}
-	t.Cleanup(func() { _ = stop() })
-	return "http://" + ln.Addr().String(), stop
-}
+var serveApp = webtest.Serve
 
 func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 	app := newApp(t, web.ShutdownGrace(10*time.Second))

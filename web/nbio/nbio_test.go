@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/internal/webtest"
 	"github.com/loomrt/loom/web/metrics"
 	"github.com/loomrt/loom/web/nbio"
 )
@@ -32,31 +33,6 @@ var engines = []struct {
 	name   string
 	engine web.Engine
 }{{"std", nil}, {"nbio", nbio.Engine()}}
-
-// serve serves app on a free loopback port until the test ends; stop ends
-// Serve and returns its error.
-func serve(t *testing.T, app *web.App) (base string, stop func() error) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ctx, ln) }()
-	var result error
-	stopped := false
-	stop = func() error {
-		if !stopped {
-			stopped = true
-			cancel()
-			result = <-served
-		}
-		return result
-	}
-	t.Cleanup(func() { _ = stop() })
-	return "http://" + ln.Addr().String(), stop
-}
 
 func newApp(t *testing.T, e web.Engine, opts ...web.Option) *web.App {
 	t.Helper()
@@ -137,7 +113,7 @@ func TestFeatures(t *testing.T) {
 				return err
 			}, web.Use(web.Compress))
 			app.Get("/panic", func(w http.ResponseWriter, r *http.Request) error { panic("boom") })
-			base, stop := serve(t, app)
+			base, stop := webtest.Serve(t, app)
 			c := client(t)
 
 			tests := []struct {
@@ -214,7 +190,7 @@ func TestStreamingFlush(t *testing.T) {
 				_, err := io.WriteString(w, "second\n")
 				return err
 			})
-			base, _ := serve(t, app)
+			base, _ := webtest.Serve(t, app)
 			resp, err := client(t).Get(base + "/stream")
 			if err != nil {
 				t.Fatal(err)
@@ -238,7 +214,7 @@ func TestSlowHeadersCutOff(t *testing.T) {
 				s.ReadHeaderTimeout = 200 * time.Millisecond
 			}))
 			app.Get("/", func(w http.ResponseWriter, r *http.Request) error { return nil })
-			base, _ := serve(t, app)
+			base, _ := webtest.Serve(t, app)
 			conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 			if err != nil {
 				t.Fatal(err)
@@ -271,7 +247,7 @@ func TestGracefulShutdown(t *testing.T) {
 				_, err := io.WriteString(w, "done")
 				return err
 			})
-			base, stop := serve(t, app)
+			base, stop := webtest.Serve(t, app)
 			type result struct {
 				status int
 				body   string
@@ -350,7 +326,7 @@ func TestHijackRefused(t *testing.T) {
 		_, err = io.WriteString(w, "refused")
 		return err
 	})
-	base, _ := serve(t, app)
+	base, _ := webtest.Serve(t, app)
 	status, got := body(t)(client(t).Get(base + "/ws"))
 	if status != 200 || got != "refused" {
 		t.Errorf("got %d %q; want 200 \"refused\"", status, got)
@@ -394,7 +370,7 @@ func TestObservers(t *testing.T) {
 				_, err := io.WriteString(w, "hi")
 				return err
 			})
-			base, stop := serve(t, app)
+			base, stop := webtest.Serve(t, app)
 			c := client(t)
 			if status, _ := body(t)(c.Get(base + "/hello")); status != 200 {
 				t.Fatalf("GET /hello: got %d; want 200", status)
@@ -439,7 +415,7 @@ func TestBodyLimit(t *testing.T) {
 				_, err := io.Copy(io.Discard, r.Body)
 				return err
 			})
-			base, _ := serve(t, app)
+			base, _ := webtest.Serve(t, app)
 			for _, tt := range tests {
 				if got := statusOf(t, strings.TrimPrefix(base, "http://"), tt.raw); !strings.HasPrefix(got, tt.want) {
 					t.Errorf("%s: got %q; want %q", tt.name, got, tt.want)

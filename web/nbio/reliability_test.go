@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/internal/webtest"
 )
 
 // statusOf sends raw on a new connection and returns the status line of
@@ -61,7 +62,7 @@ func TestMalformedRequests(t *testing.T) {
 			ok := func(w http.ResponseWriter, r *http.Request) error { return nil }
 			app.Get("/", ok)
 			app.Post("/", ok)
-			base, _ := serve(t, app)
+			base, _ := webtest.Serve(t, app)
 			addr := strings.TrimPrefix(base, "http://")
 			for _, tt := range tests {
 				got := statusOf(t, addr, tt.raw)
@@ -88,7 +89,7 @@ func TestStalledBodyCutOff(t *testing.T) {
 				_, err := io.ReadAll(r.Body)
 				return err
 			})
-			base, _ := serve(t, app)
+			base, _ := webtest.Serve(t, app)
 			c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 			if err != nil {
 				t.Fatal(err)
@@ -114,7 +115,7 @@ func TestIdleTimeout(t *testing.T) {
 		t.Run(eng.name, func(t *testing.T) {
 			app := newApp(t, eng.engine, web.ConfigureServer(func(s *http.Server) { s.IdleTimeout = 200 * time.Millisecond }))
 			app.Get("/", func(w http.ResponseWriter, r *http.Request) error { return nil })
-			base, _ := serve(t, app)
+			base, _ := webtest.Serve(t, app)
 			c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 			if err != nil {
 				t.Fatal(err)
@@ -154,7 +155,7 @@ func TestManyConnectionsLeakNothing(t *testing.T) {
 		t.Run(eng.name, func(t *testing.T) {
 			app := newApp(t, eng.engine)
 			app.Get("/", func(w http.ResponseWriter, r *http.Request) error { return nil })
-			base, _ := serve(t, app)
+			base, _ := webtest.Serve(t, app)
 			addr := strings.TrimPrefix(base, "http://")
 			settle := func() (int, int) {
 				var g, f int

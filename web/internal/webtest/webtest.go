@@ -1,11 +1,12 @@
-// Package webtest holds the helpers web's sub-packages (web/metrics,
-// web/websocket) share in their tests: an App that cleans up after itself,
-// and one request served in memory.
+// Package webtest holds the helpers web's tests and its sub-packages'
+// (web/metrics, web/websocket, web/nbio) share: an App that cleans up after
+// itself, one request served in memory, an App served on a loopback port.
 package webtest
 
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,4 +39,31 @@ func Do(t testing.TB, h http.Handler, method, target, body string) *httptest.Res
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(method, target, strings.NewReader(body)))
 	return rec
+}
+
+// Serve serves app on a free loopback port until t's cleanup and returns
+// its base URL, "http://127.0.0.1:port", and stop, which ends Serve's
+// context, waits for Serve to return and returns its error. stop may be
+// called more than once; each call returns that first error.
+func Serve(t *testing.T, app *web.App) (url string, stop func() error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ctx, ln) }()
+	stopped := false
+	var result error
+	stop = func() error {
+		if !stopped {
+			stopped = true
+			cancel()
+			result = <-served
+		}
+		return result
+	}
+	t.Cleanup(func() { _ = stop() })
+	return "http://" + ln.Addr().String(), stop
 }
