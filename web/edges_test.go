@@ -148,26 +148,7 @@ func TestServeReportsTheAppsShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entered, leave := make(chan struct{}), make(chan struct{})
-	app.Get("/stuck", func(w http.ResponseWriter, r *http.Request) error {
-		close(entered)
-		<-leave
-		return nil
-	})
-	url, stop := serveApp(t, app)
-	client := &http.Client{Transport: &http.Transport{}}
-	defer client.CloseIdleConnections()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if resp, err := client.Get(url + "/stuck"); err == nil {
-			resp.Body.Close()
-		}
-	}()
-	<-entered
-	err = stop()
-	close(leave)
-	<-done
+	err = stopWithAStuckRequest(t, app)
 	if !errors.Is(err, loom.ErrAbandoned) {
 		t.Errorf("Serve with a handler past the grace: got %v; want an error matching loom.ErrAbandoned", err)
 	}

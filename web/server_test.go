@@ -61,6 +61,17 @@ func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 
 func TestShutdownGraceRunsOut(t *testing.T) {
 	app := newApp(t, web.ShutdownGrace(50*time.Millisecond))
+	err := stopWithAStuckRequest(t, app)
+	if err == nil || !strings.Contains(err.Error(), "graceful shutdown") {
+		t.Errorf("got %v; want an error saying the graceful shutdown ran out", err)
+	}
+}
+
+// stopWithAStuckRequest serves app with a GET /stuck whose handler blocks,
+// stops the server while a request is inside that handler, then lets the
+// handler return, waits for the request to end, and returns stop's error.
+func stopWithAStuckRequest(t *testing.T, app *web.App) error {
+	t.Helper()
 	entered, leave := make(chan struct{}), make(chan struct{})
 	app.Get("/stuck", func(w http.ResponseWriter, r *http.Request) error {
 		close(entered)
@@ -79,11 +90,9 @@ func TestShutdownGraceRunsOut(t *testing.T) {
 	}()
 	<-entered
 	err := stop()
-	if err == nil || !strings.Contains(err.Error(), "graceful shutdown") {
-		t.Errorf("got %v; want an error saying the graceful shutdown ran out", err)
-	}
 	close(leave)
 	<-done
+	return err
 }
 
 func TestServerDefaults(t *testing.T) {
