@@ -243,7 +243,12 @@ func TestWriteTimeoutRestartsOnProgress(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes a few seconds")
 	}
-	const timeout = 500 * time.Millisecond
+	// The timeout is far above the client's pauses, so that a test
+	// goroutine starved for a while on a loaded machine is not taken for a
+	// client that stopped reading; the whole read still takes over two
+	// timeouts.
+	const timeout = 1500 * time.Millisecond
+	const pause = 20 * time.Millisecond
 	const size = 12 << 20
 	app := newApp(t, web.WriteTimeout(timeout))
 	app.Get("/big", func(w http.ResponseWriter, r *http.Request) error {
@@ -273,7 +278,7 @@ func TestWriteTimeoutRestartsOnProgress(t *testing.T) {
 		if _, err := io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"); err != nil {
 			t.Fatal(err)
 		}
-		// Over a second in all at 64 KiB per 6 ms; every pause is far below the timeout.
+		// About 3.8 s in all at 64 KiB per 20 ms; every pause is far below the timeout.
 		start := time.Now()
 		buf := make([]byte, 64<<10)
 		var got int
@@ -283,7 +288,7 @@ func TestWriteTimeoutRestartsOnProgress(t *testing.T) {
 			if err != nil {
 				break
 			}
-			time.Sleep(6 * time.Millisecond)
+			time.Sleep(pause)
 		}
 		conn.Close()
 		if got < size {
