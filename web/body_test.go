@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/internal/webtest"
 	wsweb "github.com/loomrt/loom/web/websocket"
 )
 
@@ -341,7 +342,7 @@ func TestBodyTimeoutMounted(t *testing.T) {
 // timeout and checks that it still echoes.
 func TestBodyTimeoutSparesWebSockets(t *testing.T) {
 	app := newApp(t, web.BodyTimeout(bodyTimeout))
-	app.Get("/ws", wsweb.Handler(echo))
+	app.Get("/ws", wsweb.Handler(webtest.Echo))
 	url, _ := serveApp(t, app)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -363,19 +364,6 @@ func TestBodyTimeoutSparesWebSockets(t *testing.T) {
 		}
 	}
 	c.Close(websocket.StatusNormalClosure, "")
-}
-
-// echo sends every message back until the client goes.
-func echo(ctx context.Context, c *websocket.Conn, r *http.Request) error {
-	for {
-		typ, msg, err := c.Read(ctx)
-		if err != nil {
-			return err
-		}
-		if err := c.Write(ctx, typ, msg); err != nil {
-			return err
-		}
-	}
 }
 
 func TestBodyTimeoutValidation(t *testing.T) {

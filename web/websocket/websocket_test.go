@@ -39,23 +39,11 @@ func wsURL(srv *httptest.Server, path string) string {
 	return "ws" + strings.TrimPrefix(srv.URL, "http") + path
 }
 
-func echo(ctx context.Context, c *websocket.Conn, r *http.Request) error {
-	for {
-		typ, msg, err := c.Read(ctx)
-		if err != nil {
-			return err
-		}
-		if err := c.Write(ctx, typ, msg); err != nil {
-			return err
-		}
-	}
-}
-
 func TestWebSocketEcho(t *testing.T) {
 	// The access log, metrics and compression wrap the writer: the upgrade must get through.
 	app := webtest.NewApp(t, web.AccessLog(), web.Use(web.Compress))
 	metrics.Mount(app, "/metrics")
-	app.Get("/ws", wsweb.Handler(echo, wsweb.Origins("trusted.example")))
+	app.Get("/ws", wsweb.Handler(webtest.Echo, wsweb.Origins("trusted.example")))
 	ctx, srv := serveWS(t, app)
 	url := wsURL(srv, "/ws")
 
@@ -86,7 +74,7 @@ func TestWebSocketEcho(t *testing.T) {
 
 func TestWebSocketRefusesForeignOrigin(t *testing.T) {
 	app := webtest.NewApp(t)
-	app.Get("/ws", wsweb.Handler(echo))
+	app.Get("/ws", wsweb.Handler(webtest.Echo))
 	ctx, srv := serveWS(t, app)
 	header := http.Header{"Origin": {"http://evil.example"}}
 	_, resp, err := websocket.Dial(ctx, wsURL(srv, "/ws"), &websocket.DialOptions{HTTPHeader: header})
@@ -104,7 +92,7 @@ func TestWebSocketRefusesForeignOrigin(t *testing.T) {
 
 func TestWebSocketEndsOnShutdown(t *testing.T) {
 	app := webtest.NewApp(t)
-	app.Get("/ws", wsweb.Handler(echo))
+	app.Get("/ws", wsweb.Handler(webtest.Echo))
 	ctx, srv := serveWS(t, app)
 	c, _, err := websocket.Dial(ctx, wsURL(srv, "/ws"), nil)
 	if err != nil {

@@ -1,6 +1,7 @@
 // Package webtest holds the helpers web's tests and its sub-packages'
 // (web/metrics, web/websocket, web/nbio) share: an App that cleans up after
-// itself, one request served in memory, an App served on a loopback port.
+// itself, one request served in memory, an App served on a loopback port, a
+// WebSocket echo.
 package webtest
 
 import (
@@ -11,6 +12,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/coder/websocket"
 
 	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
@@ -66,4 +69,18 @@ func Serve(t *testing.T, app *web.App) (url string, stop func() error) {
 	}
 	t.Cleanup(func() { _ = stop() })
 	return "http://" + ln.Addr().String(), stop
+}
+
+// Echo is a web/websocket handler that sends every message back, of the
+// type it came as, until reading or writing fails; it returns that error.
+func Echo(ctx context.Context, c *websocket.Conn, r *http.Request) error {
+	for {
+		typ, msg, err := c.Read(ctx)
+		if err != nil {
+			return err
+		}
+		if err := c.Write(ctx, typ, msg); err != nil {
+			return err
+		}
+	}
 }
