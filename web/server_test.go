@@ -30,29 +30,14 @@ func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
 
-	type result struct {
-		status int
-		body   string
-		err    error
-	}
-	got := make(chan result, 1)
-	go func() {
-		resp, err := client.Get(url + "/slow")
-		if err != nil {
-			got <- result{err: err}
-			return
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		got <- result{resp.StatusCode, string(b), err}
-	}()
+	got := webtest.GetAsync(client, url+"/slow")
 	<-entered
 	if err := stop(); err != nil {
 		t.Errorf("Serve returned %v; want nil after a clean shutdown", err)
 	}
 	r := <-got
-	if r.err != nil || r.status != 200 || r.body != "finished" {
-		t.Errorf("in-flight request: got %d %q %v; want 200 finished", r.status, r.body, r.err)
+	if r.Err != nil || r.Status != 200 || r.Body != "finished" {
+		t.Errorf("in-flight request: got %d %q %v; want 200 finished", r.Status, r.Body, r.Err)
 	}
 	if _, err := client.Get(url + "/slow"); err == nil {
 		t.Error("the server still accepts requests after shutdown")

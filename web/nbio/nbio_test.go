@@ -248,31 +248,15 @@ func TestGracefulShutdown(t *testing.T) {
 				return err
 			})
 			base, stop := webtest.Serve(t, app)
-			type result struct {
-				status int
-				body   string
-				err    error
-			}
-			got := make(chan result, 1)
-			c := client(t)
-			go func() {
-				resp, err := c.Get(base + "/slow")
-				if err != nil {
-					got <- result{err: err}
-					return
-				}
-				defer resp.Body.Close()
-				b, err := io.ReadAll(resp.Body)
-				got <- result{resp.StatusCode, string(b), err}
-			}()
+			got := webtest.GetAsync(client(t), base+"/slow")
 			<-started
 			stopped := make(chan error, 1)
 			go func() { stopped <- stop() }()
 			time.Sleep(50 * time.Millisecond) // let Serve begin its shutdown
 			close(release)
 			r := <-got
-			if r.err != nil || r.status != 200 || r.body != "done" {
-				t.Errorf("in-flight request: got %d %q %v; want 200 \"done\"", r.status, r.body, r.err)
+			if r.Err != nil || r.Status != 200 || r.Body != "done" {
+				t.Errorf("in-flight request: got %d %q %v; want 200 \"done\"", r.Status, r.Body, r.Err)
 			}
 			if err := <-stopped; err != nil {
 				t.Errorf("Serve: got %v; want nil", err)

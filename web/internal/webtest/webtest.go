@@ -1,11 +1,12 @@
 // Package webtest holds the helpers web's tests and its sub-packages'
 // (web/metrics, web/websocket, web/nbio) share: an App that cleans up after
 // itself, one request served in memory, an App served on a loopback port, a
-// WebSocket echo.
+// request in the background, a WebSocket echo.
 package webtest
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -83,4 +84,29 @@ func Echo(ctx context.Context, c *websocket.Conn, r *http.Request) error {
 			return err
 		}
 	}
+}
+
+// A Result is what a request got: its status and body, or the error that
+// ended it.
+type Result struct {
+	Status int
+	Body   string
+	Err    error
+}
+
+// GetAsync starts a GET of url on client and returns at once; the channel
+// gets the Result when the response has been read to its end.
+func GetAsync(client *http.Client, url string) <-chan Result {
+	got := make(chan Result, 1)
+	go func() {
+		resp, err := client.Get(url)
+		if err != nil {
+			got <- Result{Err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		got <- Result{resp.StatusCode, string(b), err}
+	}()
+	return got
 }
