@@ -190,15 +190,25 @@ func (c *cell) drainAbandoned() {
 				w.watcher.tell(context.Background(), Terminated{Actor: Ref{c}}, c, nil)
 			}
 		}
-		msg, sender, ok := c.user.pop(&c.free)
-		if !ok {
+		if !c.deadLetterNext() {
 			break
 		}
-		if c.capacity > 0 {
-			c.taken()
-		}
-		c.sys.deadLetter(c, msg, sender, ErrStopped)
 	}
+}
+
+// deadLetterNext sends the next user message in the mailbox, if there is
+// one, to dead letters as ErrStopped, freeing its place in a bounded
+// mailbox; it reports whether there was one.
+func (c *cell) deadLetterNext() bool {
+	msg, sender, ok := c.user.pop(&c.free)
+	if !ok {
+		return false
+	}
+	if c.capacity > 0 {
+		c.taken()
+	}
+	c.sys.deadLetter(c, msg, sender, ErrStopped)
+	return true
 }
 
 func (c *cell) handleSystem(m any) {

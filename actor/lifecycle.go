@@ -92,15 +92,7 @@ func (c *cell) finish() {
 	}
 	// What is queued goes to dead letters before Done is closed; what comes
 	// later, in later turns.
-	for {
-		msg, sender, ok := c.user.pop(&c.free)
-		if !ok {
-			break
-		}
-		if c.capacity > 0 {
-			c.taken()
-		}
-		c.sys.deadLetter(c, msg, sender, ErrStopped)
+	for c.deadLetterNext() {
 	}
 	if c.parent == c.sys.guardian {
 		c.sys.guardian.mu.Lock()
