@@ -228,7 +228,20 @@ func runLoad(ctx context.Context, cmd *cobra.Command, f loadFlags, urls []string
 	if err := writeResult(cmd.OutOrStdout(), res, f.output); err != nil {
 		return err
 	}
-	return servedSome(res)
+	if err := servedSome(res); err != nil {
+		return err
+	}
+	return interrupted(ctx, res)
+}
+
+// interrupted makes a run cut short by a signal an error (a non-zero exit,
+// as for `loom bench`), after its partial result has been written, so that a
+// script does not take a stopped run for a finished one.
+func interrupted(ctx context.Context, res *load.Result) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("interrupted after %s: the result above covers only the part that ran", res.Elapsed.Round(time.Millisecond))
 }
 
 // servedSome makes a run in which every request failed an error (a non-zero

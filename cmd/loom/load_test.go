@@ -196,3 +196,33 @@ func TestLoadFlagDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadInterruptedIsAnError: a run stopped by a signal (its context
+// ended) still prints what it measured, but exits non-zero, as `loom bench`
+// does, so that a script cannot take it for a finished run.
+func TestLoadInterruptedIsAnError(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var seen atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if seen.Add(1) == 20 {
+			cancel() // the signal, after some requests were served
+		}
+		w.Write([]byte("Hello World!"))
+	}))
+	defer srv.Close()
+
+	cmd := newLoadCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&bytes.Buffer{})
+	cmd.SetArgs([]string{"-c", "2", "-d", "1h", srv.URL})
+	err := cmd.ExecuteContext(ctx)
+	if err == nil || !strings.Contains(err.Error(), "interrupted after") {
+		t.Errorf("interrupted run: err %v; want an error saying it was interrupted", err)
+	}
+	if !strings.Contains(out.String(), "Requests/sec:") {
+		t.Errorf("interrupted run printed:\n%s\nwant the partial result", out.String())
+	}
+}
