@@ -13,8 +13,21 @@ import (
 
 // TestHotPathAllocatesNothing checks the promise of DESIGN.md: with
 // context.Background, Pool's and Limit's Go and Run allocate nothing per task
-// beyond the caller's closure.
+// beyond the caller's closure. Nor with a context OnDrop made once, as an
+// actor's mailbox turns are submitted: its task context is made once too.
 func TestHotPathAllocatesNothing(t *testing.T) {
+	for _, ctx := range []struct {
+		name string
+		ctx  context.Context
+	}{
+		{"background", context.Background()},
+		{"ondrop", OnDrop(context.Background(), func(error) {})},
+	} {
+		t.Run(ctx.name, func(t *testing.T) { hotPathAllocatesNothing(t, ctx.ctx) })
+	}
+}
+
+func hotPathAllocatesNothing(t *testing.T, ctx context.Context) {
 	for _, tc := range []struct {
 		kind string
 		make func() Executor
@@ -26,7 +39,6 @@ func TestHotPathAllocatesNothing(t *testing.T) {
 			t.Run(tc.kind+"/"+method, func(t *testing.T) {
 				e := tc.make()
 				defer shutdown(t, e)
-				ctx := context.Background()
 				var wg sync.WaitGroup
 				task := Task(func(context.Context) { wg.Done() })
 				submit := e.Go

@@ -3,6 +3,7 @@ package loom
 import (
 	"context"
 	"runtime/debug"
+	"sync/atomic"
 )
 
 // OnDrop returns a copy of ctx that carries f, for an executor to call when
@@ -19,12 +20,30 @@ import (
 // return quickly. A panic in f is recovered and reported to the PanicHandler.
 // What Go and Run return is unchanged. A task's own context carries f too:
 // submit further tasks with OnDrop(ctx, nil) to stop passing it on. An
-// executor finds f only when it drops a task, so an unused f costs nothing.
+// executor finds f only when it drops a task, so an unused f costs nothing;
+// a context made once and submitted with again and again (an actor's
+// mailbox turns) costs no allocation per task either, when ctx cannot be
+// cancelled.
 func OnDrop(ctx context.Context, f func(err error)) context.Context {
-	return context.WithValue(ctx, dropKey{}, f)
+	return &dropContext{Context: ctx, f: f}
 }
 
 type dropKey struct{}
+
+// dropContext is OnDrop's context. It keeps the task context an executor
+// last made from it (see core.detach), which tasks submitted with it share.
+type dropContext struct {
+	context.Context
+	f    func(error)
+	task atomic.Pointer[detached]
+}
+
+func (d *dropContext) Value(key any) any {
+	if _, ok := key.(dropKey); ok {
+		return d.f
+	}
+	return d.Context.Value(key)
+}
 
 // dropped calls the OnDrop function ctx carries, if any, for a task that was
 // admitted and will never run, and reports its panic.

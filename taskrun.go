@@ -29,7 +29,7 @@ func (c *core) runWith(parent context.Context, t Task, admitted int64, done *ato
 			c.count(c.stop, t, admitted, done)
 			return
 		}
-		c.count(detached{Context: parent, stop: c.stop}, t, admitted, done)
+		c.count(c.detach(parent), t, admitted, done)
 		return
 	}
 	// The task's context must end with its submit context and with the
@@ -79,6 +79,23 @@ func (c *core) finish(admitted int64, start time.Duration, done *atomic.Uint64) 
 func (c *core) recovered(v any) {
 	c.panicked.Add(1)
 	c.onPanic(c.name, v, debug.Stack())
+}
+
+// detach returns the task context for a submit context that cannot be
+// cancelled. Made for every task, it is an allocation; an OnDrop context
+// keeps the one made last, and gives it to the tasks submitted with it to
+// the same executor. It never changes once made, so sharing it is safe.
+func (c *core) detach(parent context.Context) context.Context {
+	d, ok := parent.(*dropContext)
+	if !ok {
+		return detached{Context: parent, stop: c.stop}
+	}
+	if task := d.task.Load(); task != nil && task.stop == c.stop {
+		return task
+	}
+	task := &detached{Context: parent, stop: c.stop}
+	d.task.Store(task)
+	return task
 }
 
 // detached gives a task the values of a submit context that cannot be
