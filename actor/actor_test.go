@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -571,4 +574,69 @@ func TestShutdownGivesUp(t *testing.T) {
 	}
 	close(gate)
 	waitDone(t, r)
+}
+
+// A Shutdown that gives up while mailbox turns wait in the executor's queue
+// (the executor drops them unrun) sends their messages to dead letters, and
+// those of the mailboxes waiting for the room the dropped turns held: none is
+// lost unseen.
+func TestShutdownGivesUpDeadLettersQueuedTurns(t *testing.T) {
+	// One worker and a queue of one: a stuck actor holds the worker, a
+	// second actor's turn waits in the executor's queue, a third waits in
+	// the dispatcher's ready list.
+	sys, err := NewSystem(WithDispatcher(Dispatcher{Name: "one", Spec: "pool:1,queue=1"}),
+		WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, gate := make(chan struct{}), make(chan struct{})
+	stuck := spawn(t, sys, Props{Name: "stuck", Dispatcher: "one", New: behaviour(func(c *Context, msg any) {
+		if msg == "block" {
+			close(entered)
+			<-gate
+		}
+	})})
+	stuck.Tell("block")
+	recv(t, entered)
+
+	var mu sync.Mutex
+	lost := map[string][]any{}
+	cancelSub := sys.SubscribeDeadLetters(func(d DeadLetter) {
+		mu.Lock()
+		defer mu.Unlock()
+		lost[d.Recipient.Path()] = append(lost[d.Recipient.Path()], d.Message)
+	})
+	defer cancelSub()
+	handled := make(chan any, 10)
+	record := behaviour(func(c *Context, msg any) {
+		if _, ok := msg.(string); ok {
+			handled <- msg
+		}
+	})
+	queued := spawn(t, sys, Props{Name: "queued", Dispatcher: "one", New: record})
+	ready := spawn(t, sys, Props{Name: "ready", Dispatcher: "one", New: record})
+	for _, m := range []string{"q1", "q2", "q3"} {
+		queued.Tell(m)
+	}
+	for _, m := range []string{"r1", "r2"} {
+		ready.Tell(m)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := sys.Shutdown(ctx); !errors.Is(err, loom.ErrAbandoned) {
+		t.Errorf("Shutdown: got %v; want an error wrapping loom.ErrAbandoned", err)
+	}
+	mu.Lock()
+	for path, want := range map[string][]any{queued.Path(): {"q1", "q2", "q3"}, ready.Path(): {"r1", "r2"}} {
+		if got := lost[path]; !reflect.DeepEqual(got, want) {
+			t.Errorf("dead letters of %s: got %v; want %v", path, got, want)
+		}
+	}
+	mu.Unlock()
+	close(gate)
+	waitDone(t, stuck)
+	if len(handled) != 0 {
+		t.Errorf("%d messages handled after Shutdown gave up; want 0", len(handled))
+	}
 }

@@ -37,8 +37,9 @@ type cell struct {
 	disp       *dispatcher
 	ownDisp    bool // the dispatcher is the actor's own (PerActor)
 	turnTask   loom.Task
-	turnFunc   func() // turn, made once
-	nextReady  *cell  // the dispatcher's ready list, under its lock
+	turnCtx    context.Context // what turns are submitted with: carries dropped, made once
+	turnFunc   func()          // turn, made once
+	nextReady  *cell           // the dispatcher's ready list, under its lock
 	done       chan struct{}
 	lifecycle  atomic.Int32
 

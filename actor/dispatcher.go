@@ -178,7 +178,7 @@ func (d *dispatcher) next() *cell {
 // on the caller, whose goroutine then stands in for the executor's; once the
 // executor is shut down, c's messages go to dead letters.
 func (d *dispatcher) submit(c *cell) {
-	err := d.exec.Go(context.Background(), c.turnTask)
+	err := d.exec.Go(c.turnCtx, c.turnTask)
 	if err == nil {
 		return
 	}
@@ -198,6 +198,29 @@ func (d *dispatcher) run(c *cell) {
 	d.turn(c)
 	if d.limit != 0 {
 		d.finished()
+	}
+}
+
+// dropped is what the executor calls (loom.OnDrop) for a turn of c it
+// admitted and will never run: its Shutdown gave up while the turn was
+// queued. The turn's messages go to dead letters, and so do those of the
+// mailboxes waiting in the ready list for the room it held, which no turn
+// of this executor will run either.
+func (d *dispatcher) dropped(c *cell) {
+	c.abandon()
+	if d.limit == 0 {
+		return
+	}
+	for {
+		for r := d.next(); r != nil; r = d.next() {
+			r.abandon()
+		}
+		d.running.Add(-1)
+		// As in finished: a mailbox may have joined the list after we
+		// looked and left it to us.
+		if d.ready.Load() == 0 || !d.reacquire() {
+			return
+		}
 	}
 }
 

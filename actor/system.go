@@ -189,6 +189,7 @@ func (s *System) spawn(parent *cell, p Props) (Ref, error) {
 	c.system.init()
 	c.ctx.cell = c
 	c.turnTask = func(context.Context) { disp.run(c) }
+	c.turnCtx = loom.OnDrop(context.Background(), func(error) { disp.dropped(c) })
 	c.turnFunc = c.turn
 
 	parent.mu.Lock()
