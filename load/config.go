@@ -25,7 +25,7 @@ type Config struct {
 	Targets []Target
 
 	// Connections is the number of connections of a closed-loop run; zero
-	// means 1. Ignored in open loop (Rate > 0).
+	// means 1. Ignored in open loop (Rate > 0 or Phases).
 	Connections int
 
 	// Requests stops the run after exactly this many requests (served or
@@ -43,6 +43,14 @@ type Config struct {
 	// request went out long before, and longer while responses still due
 	// arrive (up to Timeout).
 	Rate float64
+
+	// Phases, when not empty, make the run open loop with a rate that
+	// changes: Phases[0].Rate per second for Phases[0].Duration, then the
+	// next phase, and so on, as Rate does for one. The run's planned length
+	// is the phases' total, or less when Duration or Requests ends it first.
+	// Rate must then be zero; each phase's Duration must be positive and its
+	// Rate finite and not negative (zero is a pause). Nil means one rate, Rate.
+	Phases []Phase
 
 	// MaxConns caps the connections of an open-loop run; zero means 10,000.
 	// When every connection is busy, due requests wait and count as late.

@@ -37,6 +37,7 @@ func (r *Result) Merge(o *Result) error {
 	}
 	r.Connections += o.Connections
 	r.Rate += o.Rate
+	r.Phases = mergePhases(r.Phases, o.Phases)
 	if o.Start.Before(r.Start) || r.Start.IsZero() {
 		r.Start = o.Start
 	}
@@ -74,4 +75,21 @@ func (r *Result) Merge(o *Result) error {
 	r.countNon2xx()
 	r.computeRate()
 	return nil
+}
+
+// mergePhases adds the rates of two schedules whose phases change at the
+// same times; schedules that change at different times have no one
+// schedule, and merge to nil.
+func mergePhases(a, b []Phase) []Phase {
+	if len(a) != len(b) || len(a) == 0 {
+		return nil
+	}
+	sum := make([]Phase, len(a))
+	for i := range a {
+		if a[i].Duration != b[i].Duration {
+			return nil
+		}
+		sum[i] = Phase{Rate: a[i].Rate + b[i].Rate, Duration: a[i].Duration}
+	}
+	return sum
 }

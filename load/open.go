@@ -1,7 +1,6 @@
 package load
 
 import (
-	"math"
 	"sync"
 	"time"
 )
@@ -10,23 +9,17 @@ import (
 // due requests outnumber the idle and connecting workers.
 const initialOpenWorkers = 4
 
-// at returns when request i of the open-loop schedule is due, from the start.
-// A time past what a Duration holds (request 1 at 1e-12/s) saturates, so that
-// it is never due rather than due at once.
-func (r *runner) at(i int64) time.Duration {
-	d := float64(i) * float64(time.Second) / r.cfg.Rate
-	if d >= math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return time.Duration(d)
-}
+// at returns when request i of the open-loop schedule is due, from the
+// start; MaxInt64 (never) for a request past the schedule's end.
+func (r *runner) at(i int64) time.Duration { return r.sched.at(i) }
 
-// openLength is the planned length of an open-loop run: Duration, or the
-// Requests slots of 1/Rate each, whichever ends first; MaxInt64 without either.
+// openLength is the planned length of an open-loop run: the schedule's end
+// (Phases), Duration, or the Requests slots, whichever ends first; MaxInt64
+// without any.
 func (r *runner) openLength() time.Duration {
-	length := time.Duration(math.MaxInt64)
+	length := r.sched.length()
 	if r.cfg.Requests > 0 {
-		length = r.at(r.cfg.Requests)
+		length = min(length, r.at(r.cfg.Requests))
 	}
 	if r.cfg.Duration > 0 {
 		length = min(length, r.cfg.Duration)
@@ -36,16 +29,7 @@ func (r *runner) openLength() time.Duration {
 
 // dueBefore counts the requests of the schedule due before d, as runSchedule
 // sends them: those with at(i) < d.
-func (r *runner) dueBefore(d time.Duration) int64 {
-	n := int64(math.Ceil(d.Seconds() * r.cfg.Rate)) // close; rounding may be one off
-	for n > 0 && r.at(n-1) >= d {
-		n--
-	}
-	for r.at(n) < d {
-		n++
-	}
-	return n
-}
+func (r *runner) dueBefore(d time.Duration) int64 { return r.sched.dueBefore(d) }
 
 // runOpen hands requests to workers on a fixed schedule, starting workers
 // (and so connections) as needed up to MaxConns, and returns when both the
@@ -94,7 +78,7 @@ func (r *runner) runSchedule(due chan<- int64, spawn func(), workers *int) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for i := int64(0); ; i++ {
-		if r.cfg.Requests > 0 && i >= r.cfg.Requests {
+		if r.cfg.Requests > 0 && i >= r.cfg.Requests || i >= r.sched.total() {
 			return
 		}
 		at := r.at(i)

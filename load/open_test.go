@@ -188,11 +188,11 @@ func TestOpenLoopLastsItsPlannedLength(t *testing.T) {
 }
 
 func TestScheduleSaturates(t *testing.T) {
-	r := &runner{cfg: Config{Rate: 1e-12}}
+	r := &runner{cfg: Config{Rate: 1e-12}, sched: singleRate(1e-12)}
 	if got := r.at(1); got != math.MaxInt64 {
 		t.Errorf("at(1) at 1e-12/s = %d; want MaxInt64 (never due), not a wrapped time", got)
 	}
-	r.cfg.Rate = 2
+	r.cfg.Rate, r.sched = 2, singleRate(2)
 	if got, want := r.at(3), 1500*time.Millisecond; got != want {
 		t.Errorf("at(3) at 2/s = %s; want %s", got, want)
 	}
@@ -211,7 +211,7 @@ func TestDueBeforeMatchesTheSchedule(t *testing.T) {
 		{1e-12, time.Hour, 1},
 		{1000, 0, 0},
 	} {
-		r := &runner{cfg: Config{Rate: tc.rate}}
+		r := &runner{cfg: Config{Rate: tc.rate}, sched: singleRate(tc.rate)}
 		if got := r.dueBefore(tc.d); got != tc.want {
 			t.Errorf("dueBefore(%s) at %g/s = %d; want %d", tc.d, tc.rate, got, tc.want)
 		}
@@ -229,7 +229,7 @@ func TestOpenProgressPlansTheLength(t *testing.T) {
 		{Config{Rate: 3, Duration: 2 * time.Second, Requests: 4}, 1333333333, 4},
 		{Config{Rate: 3}, 0, 0},
 	} {
-		r := &runner{cfg: tc.cfg, start: time.Now()}
+		r := &runner{cfg: tc.cfg, start: time.Now(), sched: singleRate(tc.cfg.Rate)}
 		p := r.progress()
 		if p.Duration != tc.length || p.Total != tc.total {
 			t.Errorf("%+v: progress plans %s, %d requests; want %s, %d", tc.cfg, p.Duration, p.Total, tc.length, tc.total)

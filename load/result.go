@@ -28,8 +28,12 @@ type Result struct {
 	// Connections is the closed-loop connection count, or the most
 	// connections an open-loop run had open at once.
 	Connections int `json:"connections"`
-	// Rate is the open-loop schedule in requests per second.
+	// Rate is the open-loop schedule in requests per second; with Phases,
+	// their mean over the planned length.
 	Rate float64 `json:"rate"`
+	// Phases is the open-loop schedule whose rate changes (Config.Phases);
+	// nil for one rate.
+	Phases []Phase `json:"phases,omitempty"`
 
 	Start time.Time `json:"start"`
 	// Elapsed is how long the run lasted. An open-loop run lasts at least

@@ -43,6 +43,7 @@ type runner struct {
 	shards       []shard
 	timeline     timeline
 	limits       machineLimits
+	sched        schedule // open loop only
 
 	start   time.Time
 	ctx     context.Context // done when in-flight requests must be cut off
@@ -80,7 +81,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r.start = time.Now()
 	sampler := r.startProgress()
 	var end time.Time
-	if cfg.Rate > 0 {
+	if r.openLoop() {
 		end = r.runOpen()
 	} else {
 		end = r.runClosed()
@@ -108,6 +109,13 @@ func newRunner(cfg Config) (*runner, error) {
 		return nil, fmt.Errorf("%w: rate %g is not a finite number", ErrBadConfig, cfg.Rate)
 	case cfg.MaxConns < 0:
 		return nil, fmt.Errorf("%w: max conns %d < 0", ErrBadConfig, cfg.MaxConns)
+	case len(cfg.Phases) > 0 && cfg.Rate != 0:
+		return nil, fmt.Errorf("%w: rate %g and %d phases: set one (each phase has its rate)", ErrBadConfig, cfg.Rate, len(cfg.Phases))
+	}
+	if len(cfg.Phases) > 0 {
+		if err := checkPhases(cfg.Phases); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Connections == 0 {
 		cfg.Connections = 1
@@ -150,13 +158,22 @@ func newRunner(cfg Config) (*runner, error) {
 	for i := range r.shards {
 		r.shards[i].h = newHistogram()
 	}
-	if cfg.Rate == 0 {
+	switch {
+	case len(cfg.Phases) > 0:
+		r.sched = newSchedule(cfg.Phases)
+	case cfg.Rate > 0:
+		r.sched = singleRate(cfg.Rate)
+	}
+	if !r.openLoop() {
 		// An open loop's MaxConns is a cap, usually far from reached: its
 		// limits are noted only when a connection attempt hits them.
 		r.limits.plan(cfg.Connections)
 	}
 	return r, nil
 }
+
+// openLoop reports whether requests start on a schedule (Rate or Phases).
+func (r *runner) openLoop() bool { return r.cfg.Rate > 0 || len(r.cfg.Phases) > 0 }
 
 func is2xx(code int) bool { return code >= 200 && code <= 299 }
 
@@ -207,13 +224,10 @@ func (r *runner) startProgress() (stop func()) {
 
 func (r *runner) progress() Progress {
 	p := Progress{Elapsed: time.Since(r.start), Duration: r.cfg.Duration, Total: r.cfg.Requests, Conns: r.open.Load()}
-	if r.cfg.Rate > 0 && (r.cfg.Duration > 0 || r.cfg.Requests > 0) {
-		p.Duration = r.openLength()
-	}
-	if r.cfg.Rate > 0 && r.cfg.Duration > 0 {
-		p.Total = r.dueBefore(r.cfg.Duration)
-		if r.cfg.Requests > 0 && r.cfg.Requests < p.Total {
-			p.Total = r.cfg.Requests
+	if r.openLoop() {
+		if length := r.openLength(); length < math.MaxInt64 {
+			p.Duration = length
+			p.Total = r.dueBefore(length)
 		}
 	}
 	r.mu.Lock()
@@ -236,9 +250,15 @@ func (r *runner) result(end time.Time) (*Result, error) {
 	for _, q := range r.reqs {
 		res.Targets = append(res.Targets, q.name)
 	}
-	if r.cfg.Rate > 0 {
+	if r.openLoop() {
 		res.Mode, res.Rate = Open, r.cfg.Rate
 		res.Connections = len(r.workers)
+		if len(r.cfg.Phases) > 0 {
+			res.Phases = append([]Phase(nil), r.cfg.Phases...)
+			if length := r.openLength(); length > 0 {
+				res.Rate = float64(r.dueBefore(length)) / length.Seconds()
+			}
+		}
 	} else {
 		res.Mode, res.Connections = Closed, r.cfg.Connections
 	}
@@ -263,7 +283,7 @@ func (r *runner) result(end time.Time) (*Result, error) {
 	}
 	res.Timeline = r.timeline.list()
 	res.Limits = r.limits.list()
-	if r.cfg.Rate > 0 {
+	if r.openLoop() {
 		res.Scheduled = r.scheduled()
 	}
 	res.countNon2xx()

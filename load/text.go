@@ -14,7 +14,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	b := bufio.NewWriter(w)
 	switch r.Mode {
 	case Open:
-		fmt.Fprintf(b, "Open loop at %g req/s, %s, up to %d connections used\n", r.Rate, formatElapsed(r.Elapsed), r.Connections)
+		fmt.Fprintf(b, "Open loop at %s, %s, up to %d connections used\n", r.describeRate(), formatElapsed(r.Elapsed), r.Connections)
 	default:
 		fmt.Fprintf(b, "Closed loop, %d connections, %s\n", r.Connections, formatElapsed(r.Elapsed))
 	}
@@ -106,4 +106,17 @@ func (r *Result) writeLatency(b *bufio.Writer) {
 	} {
 		fmt.Fprintf(b, "    %6s  %10s\n", row.name, formatLatency(row.v))
 	}
+}
+
+// describeRate says what an open loop offered: "500 req/s", or for phases
+// "500 req/s for 5s, then 2000 req/s for 5s (mean 1250 req/s)".
+func (r *Result) describeRate() string {
+	if len(r.Phases) == 0 {
+		return fmt.Sprintf("%g req/s", r.Rate)
+	}
+	parts := make([]string, len(r.Phases))
+	for i, p := range r.Phases {
+		parts[i] = fmt.Sprintf("%g req/s for %s", p.Rate, p.Duration)
+	}
+	return fmt.Sprintf("%s (mean %.4g req/s)", strings.Join(parts, ", then "), r.Rate)
 }
