@@ -1,6 +1,9 @@
 package web_test
 
 import (
+	"bytes"
+	"cmp"
+	"compress/gzip"
 	"context"
 	"io"
 	"log/slog"
@@ -13,29 +16,79 @@ import (
 
 	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/internal/webtest"
 )
 
 // discard is a ResponseWriter reused across iterations, so that benchmarks
-// measure the framework, not the recorder.
-type discard struct{ header http.Header }
+// measure the framework, not the recorder. It keeps the status and the
+// body's length of the last response, so that a benchmark can check what it
+// served: a handler that fails fast must not look like a fast handler.
+type discard struct {
+	header http.Header
+	status int // 0 until a header or body was written
+	n      int // body bytes written
+}
 
-func (d *discard) Header() http.Header         { return d.header }
-func (d *discard) Write(p []byte) (int, error) { return len(p), nil }
-func (d *discard) WriteHeader(int)             {}
+func (d *discard) Header() http.Header { return d.header }
+
+func (d *discard) Write(p []byte) (int, error) {
+	if d.status == 0 {
+		d.status = http.StatusOK
+	}
+	d.n += len(p)
+	return len(p), nil
+}
+
+func (d *discard) WriteHeader(status int) {
+	if d.status == 0 {
+		d.status = status
+	}
+}
 
 // WriteString takes a string as *http.response does, without a copy.
-func (d *discard) WriteString(s string) (int, error) { return len(s), nil }
+func (d *discard) WriteString(s string) (int, error) {
+	if d.status == 0 {
+		d.status = http.StatusOK
+	}
+	d.n += len(s)
+	return len(s), nil
+}
+
+// reset readies d for the next response.
+func (d *discard) reset() { d.status, d.n = 0, 0 }
+
+// served returns the status of the last response: 200 for one that wrote
+// nothing, as net/http sends.
+func (d *discard) served() int { return cmp.Or(d.status, http.StatusOK) }
 
 func newDiscard() *discard { return &discard{header: make(http.Header)} }
 
-func benchServe(b *testing.B, h http.Handler, target string) {
+// benchServe serves target on h in a loop. It first serves it once to a
+// recorder and wants a 200 with wantBody, then wants every response of the
+// loop to be a 200 of len(wantBody) bytes.
+func benchServe(b *testing.B, h http.Handler, target, wantBody string) {
 	b.Helper()
+	checkServes(b, h, target, wantBody)
 	req := httptest.NewRequest(http.MethodGet, target, nil)
 	w := newDiscard()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
+		w.reset()
 		h.ServeHTTP(w, req)
+		if w.served() != http.StatusOK || w.n != len(wantBody) {
+			b.Fatalf("GET %s: got %d with %d bytes; want 200 with %d", target, w.served(), w.n, len(wantBody))
+		}
+	}
+}
+
+// checkServes serves target on h once and wants a 200 with wantBody.
+func checkServes(b *testing.B, h http.Handler, target, wantBody string) {
+	b.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+	if rec.Code != http.StatusOK || rec.Body.String() != wantBody {
+		b.Fatalf("GET %s: got %d %q; want 200 %q", target, rec.Code, rec.Body, wantBody)
 	}
 }
 
@@ -57,22 +110,20 @@ var helloBytes = []byte("Hello World!")
 // it must not allocate.
 func BenchmarkRouteStatic(b *testing.B) {
 	app := benchApp(b)
-	noop := func(w http.ResponseWriter, r *http.Request) error { return nil }
-	app.Get("/users/{id}", noop)
-	app.Get("/users/{id}/posts/{post}", noop)
-	app.Get("/users/me/settings", noop)
-	app.Post("/users", noop)
-	app.Get("/static/{path...}", noop)
-	benchServe(b, app, "/users/me/settings")
+	app.Get("/users/{id}", text("user"))
+	app.Get("/users/{id}/posts/{post}", text("post"))
+	app.Get("/users/me/settings", text("settings"))
+	app.Post("/users", text("new user"))
+	app.Get("/static/{path...}", text("static"))
+	benchServe(b, app, "/users/me/settings", "settings")
 }
 
 // BenchmarkRouteParam routes to a route with two parameters.
 func BenchmarkRouteParam(b *testing.B) {
 	app := benchApp(b)
-	noop := func(w http.ResponseWriter, r *http.Request) error { return nil }
-	app.Get("/users/{id}", noop)
-	app.Get("/users/{id}/posts/{post}", noop)
-	benchServe(b, app, "/users/42/posts/7")
+	app.Get("/users/{id}", text("user"))
+	app.Get("/users/{id}/posts/{post}", text("post"))
+	benchServe(b, app, "/users/42/posts/7", "post")
 }
 
 // BenchmarkHello compares the hello handler on an App with the virtual
@@ -84,7 +135,7 @@ func BenchmarkHello(b *testing.B) {
 		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write(helloBytes)
 		})
-		benchServe(b, mux, "/")
+		benchServe(b, mux, "/", "Hello World!")
 	})
 	b.Run("app-virtual", func(b *testing.B) {
 		app := benchApp(b)
@@ -92,14 +143,14 @@ func BenchmarkHello(b *testing.B) {
 			_, err := w.Write(helloBytes)
 			return err
 		})
-		benchServe(b, app, "/")
+		benchServe(b, app, "/", "Hello World!")
 	})
 	b.Run("mux-writestring", func(b *testing.B) {
 		mux := http.NewServeMux()
 		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, "Hello World!")
 		})
-		benchServe(b, mux, "/")
+		benchServe(b, mux, "/", "Hello World!")
 	})
 	b.Run("app-virtual-writestring", func(b *testing.B) {
 		app := benchApp(b)
@@ -107,7 +158,7 @@ func BenchmarkHello(b *testing.B) {
 			_, err := io.WriteString(w, "Hello World!")
 			return err
 		})
-		benchServe(b, app, "/")
+		benchServe(b, app, "/", "Hello World!")
 	})
 }
 
@@ -124,7 +175,7 @@ func BenchmarkHelloPool(b *testing.B) {
 		_, err := io.WriteString(w, "Hello World!")
 		return err
 	})
-	benchServe(b, app, "/")
+	benchServe(b, app, "/", "Hello World!")
 }
 
 // BenchmarkVirtualRun is the executor's share of BenchmarkHello/app-virtual:
@@ -194,12 +245,31 @@ func BenchmarkCompress(b *testing.B) {
 	}, web.Use(web.Compress))
 	req := httptest.NewRequest(http.MethodGet, "/", nil)
 	req.Header.Set("Accept-Encoding", "gzip")
+
+	// What it serves: the body, gzipped.
+	rec := httptest.NewRecorder()
+	app.ServeHTTP(rec, req)
+	zr, err := gzip.NewReader(bytes.NewReader(rec.Body.Bytes()))
+	if err != nil {
+		b.Fatalf("got %d, Content-Encoding %q, a body gzip cannot read: %v", rec.Code, rec.Header().Get("Content-Encoding"), err)
+	}
+	plain, err := io.ReadAll(zr)
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Encoding") != "gzip" || err != nil || !bytes.Equal(plain, body) {
+		b.Fatalf("got %d, Content-Encoding %q, %d bytes unzipped (%v); want 200, gzip, the %d bytes written",
+			rec.Code, rec.Header().Get("Content-Encoding"), len(plain), err, len(body))
+	}
+	zipped := rec.Body.Len()
+
 	w := newDiscard()
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		clear(w.header)
+		w.reset()
 		app.ServeHTTP(w, req)
+		if w.served() != http.StatusOK || w.n != zipped || w.header.Get("Content-Encoding") != "gzip" {
+			b.Fatalf("got %d, %d bytes, Content-Encoding %q; want 200, %d bytes, gzip", w.served(), w.n, w.header.Get("Content-Encoding"), zipped)
+		}
 	}
 }
 
@@ -238,6 +308,9 @@ func BenchmarkHelloServe(b *testing.B) {
 			url := "http://" + ln.Addr().String() + "/"
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 			defer client.CloseIdleConnections()
+			if got := <-webtest.GetAsync(client, url); got.Err != nil || got.Status != http.StatusOK || got.Body != string(helloBytes) {
+				b.Fatalf("GET /: got %d %q (%v); want 200 %q", got.Status, got.Body, got.Err, helloBytes)
+			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
@@ -247,8 +320,12 @@ func BenchmarkHelloServe(b *testing.B) {
 						b.Error(err)
 						return
 					}
-					_, _ = io.Copy(io.Discard, resp.Body)
+					n, err := io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
+					if err != nil || resp.StatusCode != http.StatusOK || n != int64(len(helloBytes)) {
+						b.Errorf("got %d with %d bytes (%v); want 200 with %d", resp.StatusCode, n, err, len(helloBytes))
+						return
+					}
 				}
 			})
 		})
