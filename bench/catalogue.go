@@ -16,6 +16,13 @@ func models(limitSpec string) []string {
 	return []string{"virtual", "pool:16", "pool:200", "threads:16", "thread-per-task", limitSpec}
 }
 
+// onBothEngines adds, to the models of a scenario that compares the
+// engines, nbio's runs of the default executor: one run more, not a
+// second set of six (the executor and the engine are independent choices).
+func onBothEngines(models []string) []string {
+	return append(models, "nbio/virtual")
+}
+
 // Catalogue returns the scenarios of `loom bench`, in the order they run.
 // Each call returns fresh values, so callers may change them.
 func Catalogue() []*Scenario {
@@ -51,14 +58,14 @@ func caskAB() *Scenario {
 		Seed:     "Cask PR: ab -n 10000 -c 10000 against a 1 s handler: 230 req/s on Undertow's worker pool, 1,545 req/s on virtual threads (6.5 s run)",
 		Changes: "Same 10,000 connections and 10,000 requests. Runs are capped at 20 s, so a model that would need " +
 			"625 s (16 workers × 1 req/s) reports the rate it reached. limit:1000 queues up to 9,000 (Spring's concurrency " +
-			"limit blocks rather than rejects). --quick: 1,000 connections and requests, 2 s cap.",
+			"limit blocks rather than rejects). nbio/virtual serves on the event-loop engine. --quick: 1,000 connections and requests, 2 s cap.",
 		Peer: "sleep",
 		Full: Plan{
-			Models: models("limit:1000,queue=9000"), Connections: 10000, Requests: 10000,
+			Models: onBothEngines(models("limit:1000,queue=9000")), Connections: 10000, Requests: 10000,
 			Duration: 20 * time.Second, Timeout: 30 * time.Second, Service: time.Second,
 		},
 		Quick: Plan{
-			Models: models("limit:100,queue=900"), Connections: 1000, Requests: 1000,
+			Models: onBothEngines(models("limit:100,queue=900")), Connections: 1000, Requests: 1000,
 			Duration: 2 * time.Second, Timeout: 10 * time.Second, Service: time.Second,
 		},
 		Limit:      waitLimit,
@@ -73,14 +80,15 @@ func caskSleep() *Scenario {
 		Name:     "cask-sleep",
 		Workload: "GET / sleeps 100 ms; 100 connections for a fixed time (wrk -c100)",
 		Seed:     "Cask benchmark: wrk -t4 -c100 -d30s on a 100 ms handler: 38 req/s on a 4-thread pool (1,076 timeouts), 936 req/s on virtual threads",
-		Changes:  "Same 100 connections and 100 ms; 15 s instead of 30 s (1.5 s with --quick). pool:16 replaces the seed's 4-thread pool.",
-		Peer:     "sleep",
+		Changes: "Same 100 connections and 100 ms; 15 s instead of 30 s (1.5 s with --quick). pool:16 replaces the seed's 4-thread pool; " +
+			"nbio/virtual serves on the event-loop engine.",
+		Peer: "sleep",
 		Full: Plan{
-			Models: models("limit:100"), Connections: 100, Duration: 15 * time.Second,
+			Models: onBothEngines(models("limit:100")), Connections: 100, Duration: 15 * time.Second,
 			Timeout: 10 * time.Second, Service: 100 * time.Millisecond,
 		},
 		Quick: Plan{
-			Models: models("limit:100"), Connections: 100, Duration: 1500 * time.Millisecond,
+			Models: onBothEngines(models("limit:100")), Connections: 100, Duration: 1500 * time.Millisecond,
 			Timeout: 10 * time.Second, Service: 100 * time.Millisecond,
 		},
 		Limit:      waitLimit,
@@ -231,10 +239,10 @@ func hello() *Scenario {
 		Name:     "hello",
 		Workload: "GET / returns \"Hello World!\"; 100 connections: the framework's own overhead",
 		Seed:     "Cask's minimal application; here to set loom's web package beside bare net/http, chi, gin and echo",
-		Changes:  "100 connections for 10 s (1 s with --quick), compared with the peer frameworks when they are built.",
+		Changes:  "100 connections for 10 s (1 s with --quick), on both engines, compared with the peer frameworks when they are built.",
 		Peer:     "hello",
-		Full:     Plan{Models: []string{"virtual", "pool:16"}, Connections: 100, Duration: 10 * time.Second},
-		Quick:    Plan{Models: []string{"virtual", "pool:16"}, Connections: 100, Duration: time.Second},
+		Full:     Plan{Models: helloModels(), Connections: 100, Duration: 10 * time.Second},
+		Quick:    Plan{Models: helloModels(), Connections: 100, Duration: time.Second},
 		Limit: func(Plan) Limit {
 			return Limit{Formula: "CPU-bound: no closed form; compare with bare net/http"}
 		},
@@ -242,6 +250,12 @@ func hello() *Scenario {
 		ExpectBody: helloBody,
 		Serve:      serveHello,
 	}
+}
+
+// helloModels measure the framework's overhead on each engine, with and
+// without a pool between the engine and the handler.
+func helloModels() []string {
+	return []string{"virtual", "pool:16", "nbio/virtual", "nbio/pool:16"}
 }
 
 // pinningLimit: each blocked request holds a thread for the service time,

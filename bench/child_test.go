@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loomrt/loom/web"
 )
 
 func TestParseListening(t *testing.T) {
@@ -106,6 +108,10 @@ func TestServeRejectsBadInput(t *testing.T) {
 	err = Serve(context.Background(), ServeConfig{Scenario: "test-ok", Model: "pool:zero", Scenarios: testCatalogue()}, &out)
 	if err == nil || !strings.Contains(err.Error(), "pool:zero") {
 		t.Errorf("Serve(model pool:zero) = %v; want an error naming the spec", err)
+	}
+	err = Serve(context.Background(), ServeConfig{Scenario: "test-ok", Model: "tomcat/virtual", Scenarios: testCatalogue()}, &out)
+	if !errors.Is(err, web.ErrEngine) || !strings.Contains(err.Error(), "tomcat") {
+		t.Errorf("Serve(model tomcat/virtual) = %v; want web.ErrEngine naming tomcat", err)
 	}
 	if out.Len() != 0 {
 		t.Errorf("Serve printed %q before failing; want nothing", out.String())

@@ -30,13 +30,13 @@ func Compare(old, new *Report) []Change {
 	before := map[[2]string]ModelRun{}
 	for _, sc := range old.Scenarios {
 		for _, run := range sc.Runs {
-			before[[2]string{sc.Name, run.Model}] = run
+			before[[2]string{sc.Name, sameModel(run.Model)}] = run
 		}
 	}
 	var changes []Change
 	for _, sc := range new.Scenarios {
 		for _, run := range sc.Runs {
-			prev, ok := before[[2]string{sc.Name, run.Model}]
+			prev, ok := before[[2]string{sc.Name, sameModel(run.Model)}]
 			if !ok {
 				continue
 			}

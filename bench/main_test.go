@@ -125,6 +125,17 @@ func testCatalogue() []*Scenario {
 			},
 		},
 		{
+			Name: "test-engine", Workload: "GET / names the engine serving it; the marker is nbio's name", Full: one, Quick: one,
+			Limit: noLimit, Targets: get("/"), ExpectBody: "engine=nbio",
+			Serve: func(_ context.Context, app *web.App, _ Plan, _ string) (func() error, error) {
+				app.Get("/", func(w http.ResponseWriter, _ *http.Request) error {
+					_, err := io.WriteString(w, "engine="+app.EngineName())
+					return err
+				})
+				return nil, nil
+			},
+		},
+		{
 			Name: "test-sleep", Workload: "GET / sleeps 50 ms", Quick: Plan{
 				Models: []string{"virtual", "pool:2"}, Connections: 4, Duration: 300 * time.Millisecond,
 				Service: 50 * time.Millisecond,

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/internal/procstat"
 	"github.com/loomrt/loom/load"
+	"github.com/loomrt/loom/web"
 )
 
 // Options configures Run. The zero value runs the full catalogue, each
@@ -180,14 +180,11 @@ func plan(opts Options) ([]job, error) {
 	return jobs, nil
 }
 
-// checkModels checks each executor spec once, so that a typo is one error
-// before anything starts rather than a failed server in every scenario.
+// checkModels checks each model once, so that a typo is one error before
+// anything starts rather than a failed server in every scenario.
 func checkModels(models []string) error {
 	for _, m := range models {
-		if IsPeer(m) {
-			continue
-		}
-		if _, err := loom.ParseSpec(m); err != nil {
+		if err := checkModel(m); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadModel, err)
 		}
 	}
@@ -216,7 +213,8 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 	if IsPeer(j.model) {
 		path, args = opts.PeerServer, peerArgs(j)
 	}
-	env := append(append(append(os.Environ(), j.scenario.Env...), opts.Env...), "LOOM_EXECUTOR="+j.model)
+	engine, spec := splitModel(j.model)
+	env := append(append(append(os.Environ(), j.scenario.Env...), opts.Env...), "LOOM_EXECUTOR="+spec, web.EngineEnv+"="+engine)
 	srv, err := startChild(ctx, path, args, env, startTimeout)
 	if err != nil {
 		run.Status, run.Failure = StatusFailed, err.Error()

@@ -2,12 +2,14 @@ package bench
 
 import (
 	"errors"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/loomrt/loom/load"
+	"github.com/loomrt/loom/web"
 )
 
 func TestRunReportsWhatHappened(t *testing.T) {
@@ -86,6 +88,59 @@ func TestRunRejectsBadModel(t *testing.T) {
 	_, err := Run(t.Context(), Options{Models: []string{"virtual", "pol:16"}, Catalogue: testCatalogue()})
 	if !errors.Is(err, ErrBadModel) || !strings.Contains(err.Error(), "pol:16") {
 		t.Errorf("Run(--models virtual,pol:16) = %v; want ErrBadModel naming pol:16", err)
+	}
+}
+
+// TestRunServesEachModelOnItsEngine runs a server that names its engine
+// in every response: nbio/virtual must be served by nbio, virtual by std,
+// whatever LOOM_ENGINE the runner itself has.
+func TestRunServesEachModelOnItsEngine(t *testing.T) {
+	t.Setenv(web.EngineEnv, "nbio") // the bare model must still be std
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := Run(t.Context(), Options{
+		Scenarios: []string{"test-engine"}, Models: []string{"nbio/virtual", "virtual"}, Quick: true,
+		Executable: exe, Env: []string{serveEnv + "=1"}, Catalogue: testCatalogue(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := report.Scenarios[0].Runs
+	if len(runs) != 2 {
+		t.Fatalf("%d runs; want 2", len(runs))
+	}
+	if r := runs[0]; r.Model != "nbio/virtual" || r.Status != StatusOK {
+		t.Errorf("nbio/virtual: model %q status %s (%s); want ok, every body naming nbio", r.Model, r.Status, r.Failure)
+	}
+	if r := runs[1]; r.Status != StatusFailed || !strings.Contains(r.Failure, "body without the marker") {
+		t.Errorf("virtual: status %s (%s); want failed, every body naming std", r.Status, r.Failure)
+	}
+}
+
+func TestCheckModel(t *testing.T) {
+	tests := []struct {
+		model   string
+		wantErr string // "" for none
+	}{
+		{"virtual", ""},
+		{"std/pool:16", ""},
+		{"nbio/limit:10,queue=20", ""},
+		{"peer:gin", ""},
+		{"tomcat/virtual", `unknown connection engine "tomcat" (want one of nbio, std)`},
+		{"/virtual", "no engine before the slash"},
+		{"nbio/pol:16", `model "nbio/pol:16"`},
+		{"nbio/", `model "nbio/"`},
+	}
+	for _, tt := range tests {
+		err := checkModel(tt.model)
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("checkModel(%q) = %v; want nil", tt.model, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("checkModel(%q) = %v; want an error saying %s", tt.model, err, tt.wantErr)
+		}
 	}
 }
 

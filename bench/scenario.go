@@ -109,19 +109,22 @@ func (p Plan) expectedRuntime(limit float64) time.Duration {
 }
 
 // Concurrency returns how many requests a model lets run at once: the N of
-// pool:N, threads:N and limit:N, or 0 for models that set no bound
-// (virtual, thread-per-task, peers).
+// pool:N, threads:N and limit:N on either engine ("nbio/pool:16" is 16), or
+// 0 for models that set no bound (virtual, thread-per-task, peers).
 func Concurrency(model string) int {
-	s, err := loom.ParseSpec(model)
+	_, spec := splitModel(model)
+	s, err := loom.ParseSpec(spec)
 	if err != nil {
 		return 0
 	}
 	return s.Workers
 }
 
-// isSpec reports whether model is an executor spec loom.ParseSpec accepts.
+// isSpec reports whether model is an executor spec loom.ParseSpec accepts,
+// after its engine if it names one.
 func isSpec(model string) bool {
-	_, err := loom.ParseSpec(model)
+	_, spec := splitModel(model)
+	_, err := loom.ParseSpec(spec)
 	return err == nil
 }
 
@@ -173,8 +176,8 @@ func count(n int64) string {
 }
 
 // SplitModels splits a comma-separated list of models, keeping each spec's
-// own ",key=value" parts with it: "virtual,limit:1000,queue=9000,pool:16"
-// is virtual, limit:1000,queue=9000 and pool:16. A part that is a key=value
+// own ",key=value" parts with it: "virtual,nbio/limit:1000,queue=9000,pool:16"
+// is virtual, nbio/limit:1000,queue=9000 and pool:16. A part that is a key=value
 // and not a spec of its own belongs to the model before it.
 func SplitModels(list string) []string {
 	var models []string

@@ -20,6 +20,9 @@ func TestConcurrency(t *testing.T) {
 		{"limit:1000,queue=9000", 1000},
 		{" limit : 8 ", 8},
 		{"pool:x", 0},
+		{"nbio/pool:16", 16},
+		{"std/limit:8", 8},
+		{"nbio/virtual", 0},
 		{"peer:gin", 0},
 	}
 	for _, tt := range tests {
@@ -107,6 +110,7 @@ func TestSplitModels(t *testing.T) {
 		{" limit:10, queue=20 , full=wait,peer:gin", []string{"limit:10,queue=20,full=wait", "peer:gin"}},
 		{",,", nil},
 		{"queue=5,virtual", []string{"queue=5", "virtual"}},
+		{"nbio/limit:10,queue=20,std/pool:16", []string{"nbio/limit:10,queue=20", "std/pool:16"}},
 	}
 	for _, tt := range tests {
 		if got := SplitModels(tt.list); !slices.Equal(got, tt.want) {

@@ -16,6 +16,7 @@ import (
 	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/internal/runtimestats"
 	"github.com/loomrt/loom/web"
+	_ "github.com/loomrt/loom/web/nbio" // the nbio engine, for models "nbio/…"
 )
 
 // ServeConfig describes a server under test: what `loom serve-scenario`
@@ -23,9 +24,10 @@ import (
 type ServeConfig struct {
 	// Scenario names the scenario whose routes to serve.
 	Scenario string
-	// Model is the executor spec the routes run on; empty means
-	// loom.FromEnv("HTTP", ""): LOOM_EXECUTOR_HTTP, else LOOM_EXECUTOR, else
-	// virtual.
+	// Model is the model the routes run on: an executor spec, after an
+	// engine and a slash if not std ("nbio/pool:16"). Empty means
+	// loom.FromEnv("HTTP", "") (LOOM_EXECUTOR_HTTP, else LOOM_EXECUTOR, else
+	// virtual) on the engine LOOM_ENGINE names.
 	Model string
 	// Quick selects the scenario's quick plan.
 	Quick bool
@@ -63,10 +65,20 @@ func Serve(ctx context.Context, cfg ServeConfig, out io.Writer) (err error) {
 		debug.SetMaxThreads(plan.MaxThreads)
 	}
 	var exec loom.Executor
+	var appOpts []web.Option
+	engine := ""
 	if cfg.Model == "" {
 		exec, err = loom.FromEnv("HTTP", "")
 	} else {
-		exec, err = loom.Parse(cfg.Model)
+		if err := checkModel(cfg.Model); err != nil {
+			return err
+		}
+		var spec string
+		engine, spec = splitModel(cfg.Model)
+		if e, _ := web.LookupEngine(engine); e != nil {
+			appOpts = append(appOpts, web.WithEngine(e))
+		}
+		exec, err = loom.Parse(spec)
 	}
 	if err != nil {
 		return err
@@ -93,14 +105,19 @@ func Serve(ctx context.Context, cfg ServeConfig, out io.Writer) (err error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// A short grace: the runner stops a server once its load has ended, and
 	// requests still in flight then are ones nobody waits for.
-	app, err := web.New(web.Executor(exec), web.Logger(logger), web.ShutdownGrace(500*time.Millisecond),
+	app, err := web.New(append(appOpts, web.Executor(exec), web.Logger(logger), web.ShutdownGrace(500*time.Millisecond),
 		web.ConfigureServer(func(s *http.Server) {
 			// Thousands of connections may sit in the listen backlog; the
 			// default 10 s header timeout would cut them off.
 			s.ReadHeaderTimeout = time.Minute
-		}))
+		}))...)
 	if err != nil {
 		return err
+	}
+	if engine != "" && app.EngineName() != engine {
+		// std has no Engine value: LOOM_ENGINE overrode the model.
+		return errors.Join(fmt.Errorf("model %q: %s=%q serves it on %s", cfg.Model, web.EngineEnv, os.Getenv(web.EngineEnv), app.EngineName()),
+			app.Shutdown(context.WithoutCancel(ctx)))
 	}
 	cleanup, err := sc.Serve(ctx, app, plan, dir)
 	if err != nil {

@@ -124,7 +124,7 @@ func verdict(sr *ScenarioResult, best *ModelRun) string {
 func peerNote(runs []ModelRun) string {
 	var loom, bare *ModelRun
 	for i := range runs {
-		switch runs[i].Model {
+		switch sameModel(runs[i].Model) {
 		case "virtual":
 			loom = &runs[i]
 		case "peer:nethttp":
@@ -139,7 +139,8 @@ func peerNote(runs []ModelRun) string {
 
 // boundName says what bounds a model: "its 16 workers", "its limit of 100".
 func boundName(model string) string {
-	if s, err := loom.ParseSpec(model); err == nil && s.Kind == loom.KindLimit {
+	_, spec := splitModel(model)
+	if s, err := loom.ParseSpec(spec); err == nil && s.Kind == loom.KindLimit {
 		return fmt.Sprintf("its limit of %d", Concurrency(model))
 	}
 	return fmt.Sprintf("its %d workers", Concurrency(model))

@@ -84,6 +84,18 @@ var knownEngines = map[string]string{"std": "", "nbio": "github.com/loomrt/loom/
 // engineFromEnv returns the engine LOOM_ENGINE names, nil for std.
 func engineFromEnv() (Engine, error) {
 	name := strings.TrimSpace(os.Getenv(EngineEnv))
+	e, err := LookupEngine(name)
+	if err != nil {
+		return nil, fmt.Errorf("web: %s=%q: %w", EngineEnv, name, err)
+	}
+	return e, nil
+}
+
+// LookupEngine returns the engine LOOM_ENGINE=name would choose: nil for
+// "std" or "" (net/http, an App's default), a registered engine by its
+// name, or an error matching ErrEngine that says what to import for a known
+// engine the program does not link, or lists the known names otherwise.
+func LookupEngine(name string) (Engine, error) {
 	if name == "" || name == "std" {
 		return nil, nil
 	}
@@ -94,14 +106,14 @@ func engineFromEnv() (Engine, error) {
 		return e, nil
 	}
 	if pkg, known := knownEngines[name]; known {
-		return nil, fmt.Errorf("web: %s=%q: %w: not linked in (import _ %q)", EngineEnv, name, ErrEngine, pkg)
+		return nil, fmt.Errorf("%w %q: not linked in (import _ %q)", ErrEngine, name, pkg)
 	}
 	names := make([]string, 0, len(knownEngines))
 	for n := range knownEngines {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return nil, fmt.Errorf("web: %s=%q: %w (want one of %s)", EngineEnv, name, ErrEngine, strings.Join(names, ", "))
+	return nil, fmt.Errorf("%w %q (want one of %s)", ErrEngine, name, strings.Join(names, ", "))
 }
 
 // WithEngine serves the App on e instead of the engine LOOM_ENGINE names

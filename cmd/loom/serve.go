@@ -20,7 +20,7 @@ func newServeScenarioCmd() *cobra.Command {
 			return bench.Serve(cmd.Context(), cfg, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&cfg.Model, "model", "", "executor spec the routes run on (default: LOOM_EXECUTOR_HTTP, LOOM_EXECUTOR, virtual)")
+	cmd.Flags().StringVar(&cfg.Model, "model", "", "model the routes run on: an executor spec, after its engine if not std (nbio/pool:16) (default: LOOM_EXECUTOR_HTTP, LOOM_EXECUTOR, virtual, on LOOM_ENGINE)")
 	cmd.Flags().StringVar(&cfg.Addr, "addr", "127.0.0.1:0", "address to serve the scenario on")
 	cmd.Flags().StringVar(&cfg.MetricsAddr, "metrics-addr", "127.0.0.1:0", "address to serve runtime metrics on")
 	cmd.Flags().StringVar(&cfg.Dir, "dir", "", "empty directory for the scenario's files (default: a temporary one)")
