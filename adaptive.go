@@ -73,8 +73,9 @@ var _ Executor = (*adaptive)(nil)
 type entry struct {
 	ctx      context.Context
 	task     Task
-	admitted int64       // core.stamp
-	turn     chan result // Run's: told when the task's turn comes; nil for Go
+	admitted int64         // core.stamp
+	started  time.Duration // when its turn came, for Run's
+	turn     chan result   // Run's: told when the task's turn comes; nil for Go
 	err      error       // why it expired
 	next     *entry
 }
@@ -135,14 +136,13 @@ func (a *adaptive) submit(ctx context.Context, t Task, inline bool) error {
 			a.mu.Unlock()
 			return ErrClosed
 		case a.running < a.limit:
-			a.running++
-			a.observe(int64(a.running))
+			start := a.begin1()
 			a.mu.Unlock()
 			n := a.submitted.Add(1)
 			if inline {
-				a.execute(ctx, t, a.stamp(n))
+				a.execute(ctx, t, a.stamp(n), start)
 			} else {
-				go a.goroutine(ctx, t, a.stamp(n))
+				go a.goroutine(ctx, t, a.stamp(n), start)
 			}
 			return nil
 		case a.queue.len < a.queueCapacity:
@@ -184,20 +184,32 @@ func (a *adaptive) await(e *entry) error {
 	case dropped:
 		return ErrAbandoned
 	}
-	a.execute(e.ctx, e.task, e.admitted)
+	a.execute(e.ctx, e.task, e.admitted, e.started)
 	return nil
 }
 
-func (a *adaptive) goroutine(ctx context.Context, t Task, admitted int64) {
+func (a *adaptive) goroutine(ctx context.Context, t Task, admitted int64, start time.Duration) {
 	pprof.SetGoroutineLabels(a.labels)
-	a.execute(ctx, t, admitted)
+	a.execute(ctx, t, admitted, start)
 }
 
-// execute runs a task that holds a slot, and gives the slot back.
-func (a *adaptive) execute(ctx context.Context, t Task, admitted int64) {
-	start := a.now()
+// execute runs a task that holds a slot since start, and gives the slot
+// back.
+func (a *adaptive) execute(ctx context.Context, t Task, admitted int64, start time.Duration) {
 	defer a.finish(ctx, start) // deferred, in case t calls runtime.Goexit
 	a.run(ctx, t, admitted, nil)
+}
+
+// begin1 takes a slot for a task that starts now, and returns the time.
+// The caller holds mu.
+func (a *adaptive) begin1() time.Duration {
+	a.running++
+	a.observe(int64(a.running))
+	now := a.now()
+	if a.alg.start(now, a.running) {
+		a.limit = a.alg.current()
+	}
+	return now
 }
 
 func (a *adaptive) now() time.Duration { return time.Since(a.epoch) }
@@ -236,12 +248,12 @@ func (a *adaptive) dispatch() {
 			a.drop(e, err, expired)
 			continue
 		}
-		a.running++
-		a.observe(int64(a.running))
+		start := a.begin1()
 		if e.turn != nil {
+			e.started = start
 			e.turn <- started
 		} else {
-			go a.goroutine(e.ctx, e.task, e.admitted)
+			go a.goroutine(e.ctx, e.task, e.admitted, start)
 		}
 	}
 	if a.room != nil && (a.running < a.limit || a.queue.len < a.queueCapacity) {

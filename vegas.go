@@ -19,13 +19,18 @@ import (
 // tasks always wait downstream and the resource behind the executor stays
 // busy without a queue that grows.
 //
-// Three departures from the textbook, each for a failure seen in loom bench:
+// Four departures from the textbook, each for a failure seen in loom bench:
 // the estimate uses the tasks in flight, not the limit, so a limit far above
 // the load is neither cut by nor grown on latencies it did not cause; a
 // round's latency is the median of up to roundSamples tasks, not each task's,
-// so one task delayed by the scheduler does not move the limit; and a rise
-// of less than noise over the base is not taken for queueing, so work of a
-// few microseconds on a busy machine does not look congested.
+// so one task delayed by the scheduler does not move the limit; a rise of
+// less than noise over the base is not taken for queueing, so work of a few
+// microseconds on a busy machine does not look congested; and a round whose
+// tasks are stuck behind a queue ends before they do, once the time they
+// have waited shows it, with Vegas' rate form of the estimate (throughput
+// against inflight/base) sizing the cut, so that a limit at its maximum
+// meets a sudden overload within a few round trips, not as many queue
+// lengths.
 //
 // It keeps no clock: every call is given the time, so that tests drive it
 // deterministically. It is not safe for concurrent use; the executor calls
@@ -73,6 +78,18 @@ type vegas struct {
 	measured int
 	drops    int
 	used     int
+	// starts holds when the round's first tasks started, in order, and
+	// begun counts them (past roundSamples too): while fewer than half of
+	// the round's tasks have ended, its median latency is at least the
+	// time since the last of them started, so a round stuck behind a
+	// growing queue is judged by that bound instead of lasting as long as
+	// the queue.
+	starts [roundSamples]time.Duration
+	begun  int
+	// finished counts the tasks that succeeded since the round began,
+	// whenever they started: the round's throughput, from which Little's
+	// law gives the latency a full queue imposes.
+	finished int
 }
 
 // outcome says what a finished task tells the algorithm.
@@ -174,8 +191,11 @@ func (v *vegas) observe(start, latency, now time.Duration, inflight int, o outco
 	if latency <= 0 {
 		latency = 1
 	}
-	if o == succeeded && (v.thisWindow == 0 || latency < v.thisWindow) {
-		v.thisWindow = latency
+	if o == succeeded {
+		v.finished++
+		if v.thisWindow == 0 || latency < v.thisWindow {
+			v.thisWindow = latency
+		}
 	}
 	if start < v.decided {
 		return false // started before the last round ended: judged already
@@ -190,19 +210,81 @@ func (v *vegas) observe(start, latency, now time.Duration, inflight int, o outco
 		return false // a fast cancellation tells nothing
 	}
 	v.used = max(v.used, inflight)
-	if v.measured+v.drops < min(max(v.current(), 1), v.used, roundSamples) {
+	if v.measured+v.drops < v.roundSize() {
+		return v.overdue(now)
+	}
+	median := time.Duration(0) // every task of the round was a drop
+	if v.measured > 0 {
+		round := v.samples[:min(v.measured, roundSamples)]
+		slices.Sort(round)
+		median = round[len(round)/2]
+	}
+	return v.endRound(now, median)
+}
+
+// roundSize is how many tasks make up a round: up to roundSamples, and no
+// more than the limit or the most tasks in flight, so that a small load
+// still makes rounds.
+func (v *vegas) roundSize() int { return min(max(v.current(), 1), v.used, roundSamples) }
+
+// start takes a task that started at now with inflight tasks running,
+// itself included. It returns whether the limit changed: a round whose
+// tasks are stuck in a queue ends here once the bound on its latency
+// shows it.
+func (v *vegas) start(now time.Duration, inflight int) bool {
+	if now < v.decided {
 		return false
 	}
+	if v.begun < roundSamples {
+		v.starts[v.begun] = now
+	}
+	v.begun++
+	v.used = max(v.used, inflight)
+	return v.overdue(now)
+}
+
+// overdue ends the round early when its tasks have all started, fewer than
+// half have ended, and the bound on its median latency alone, the time since
+// the last of them started, estimates more than beta tasks waiting. It
+// returns whether the limit changed.
+func (v *vegas) overdue(now time.Duration) bool {
+	n := v.roundSize()
+	if v.begun < n || 2*(v.measured+v.drops) >= n {
+		return false
+	}
+	base := v.base()
+	bound := now - v.starts[n-1]
+	if base == 0 || bound-base <= noise {
+		return false
+	}
+	inUse := min(v.limit, float64(v.used))
+	if inUse*(1-float64(base)/float64(bound)) <= 6*step(inUse) {
+		return false
+	}
+	// The bound says a queue is there, not how long it is: the throughput
+	// since the round began does, as in Vegas' own form of the estimate
+	// (the expected rate inUse/base against the actual rate).
+	latency := bound
+	if v.finished >= roundSamples/2 {
+		latency = max(latency, time.Duration(float64(now-v.decided)*inUse/float64(v.finished)))
+	}
+	return v.endRound(now, latency)
+}
+
+// endRound moves the limit on a round whose median latency was latency (0:
+// every task was a drop) and starts the next round.
+func (v *vegas) endRound(now, latency time.Duration) bool {
 	old := v.limit
-	v.decide()
+	v.decide(latency)
 	v.limit = min(max(v.limit, v.min), v.max)
-	v.measured, v.drops, v.used = 0, 0, 0
+	v.measured, v.drops, v.used, v.begun, v.finished = 0, 0, 0, 0, 0
 	v.decided = now
 	return v.limit != old
 }
 
-// decide moves the limit at the end of a round.
-func (v *vegas) decide() {
+// decide moves the limit at the end of a round whose median latency was
+// latency; 0 when every task of the round was a drop.
+func (v *vegas) decide(latency time.Duration) {
 	// The limit in use: a limit the tasks leave half empty tells nothing
 	// about the resource, and grows only while they fill it.
 	inUse := min(v.limit, float64(v.used))
@@ -217,16 +299,13 @@ func (v *vegas) decide() {
 		v.limit /= 2
 		return
 	}
-	if v.measured == 0 {
+	if latency == 0 {
 		// Every task of the round ran long and was cancelled: the
 		// resource hangs, or is so far behind that its callers give up.
 		v.limit = inUse / 4
 		v.threshold = v.limit
 		return
 	}
-	round := v.samples[:min(v.measured, roundSamples)]
-	slices.Sort(round)
-	latency := round[len(round)/2]
 	base := v.base()
 	queued := 0.0
 	if latency-base > noise {
