@@ -145,6 +145,7 @@ func (p *pool) work(w *worker) {
 		// Never unlocked: a goroutine that exits locked takes its thread
 		// with it, so each worker owns one OS thread from start to end.
 		runtime.LockOSThread()
+		lockedThreads.Add(1) // the thread watch counts it as in use
 	}
 	pprof.SetGoroutineLabels(p.labels)
 	stopped := false
@@ -152,6 +153,7 @@ func (p *pool) work(w *worker) {
 		if stopped {
 			return
 		}
+		p.threadGone()
 		// A task (or the panic handler) called runtime.Goexit, which ends
 		// this goroutine whatever we do. The task is counted (core.count
 		// does that in a deferred call); answer its Run, and let a
@@ -163,8 +165,18 @@ func (p *pool) work(w *worker) {
 	}()
 	p.serve(w)
 	stopped = true
+	p.threadGone()
 	if p.alive.Add(-1) == 0 {
 		close(p.done)
+	}
+}
+
+// threadGone stops counting a Threads worker's thread as in use, just before
+// the worker's goroutine exits, locked, and takes the thread with it: before
+// Shutdown can return, so that the count is exact once it has.
+func (p *pool) threadGone() {
+	if p.lockThread {
+		lockedThreads.Add(-1)
 	}
 }
 

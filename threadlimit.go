@@ -51,9 +51,9 @@ func newThreadSamples() *threadSamples {
 // total never falls after a burst of blocking calls, while only the threads
 // in use push it towards its limit: an idle thread is reused before a new
 // one is made. In use are the threads of goroutines outside Go code, at most
-// GOMAXPROCS running Go code, and those loom's thread-per-task executors keep
-// locked to their tasks; the estimate may count a thread twice, never more
-// than the total.
+// GOMAXPROCS running Go code, and those loom's Threads and ThreadPerTask
+// executors keep locked (lockedThreads); the estimate may count a thread
+// twice, never more than the total.
 func (s *threadSamples) read() (total, inUse int) {
 	metrics.Read(s[:])
 	value := func(i int) int {
@@ -67,6 +67,8 @@ func (s *threadSamples) read() (total, inUse int) {
 	return total, inUse
 }
 
-// lockedThreads counts the tasks that loom's ThreadPerTask executors run,
-// each on a thread locked to it.
+// lockedThreads counts the goroutines loom keeps locked to their OS threads:
+// the workers of Threads executors and the tasks ThreadPerTask runs. Each
+// holds its thread, whether it runs Go code, waits in a system call or is
+// parked, so the thread watch counts them as in use.
 var lockedThreads atomic.Int64

@@ -128,3 +128,53 @@ func TestGoroutinesCarryPprofLabels(t *testing.T) {
 		})
 	}
 }
+
+// TestLockedThreadsCounted checks that the thread watch's estimate of
+// threads in use (lockedThreads) counts every Threads worker, busy or idle,
+// and every running ThreadPerTask task: each holds an OS thread even while
+// parked, where no runtime metric sees it.
+func TestLockedThreadsCounted(t *testing.T) {
+	before := lockedThreads.Load()
+	const workers, tasks = 4, 3
+	busy := func(e Executor, n int) (release func()) {
+		t.Helper()
+		var ready, done sync.WaitGroup
+		ready.Add(n)
+		done.Add(1)
+		for range n {
+			if err := e.Go(context.Background(), func(context.Context) { ready.Done(); done.Wait() }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ready.Wait()
+		return done.Done
+	}
+
+	pool := Threads(workers)
+	release := busy(pool, workers) // every worker has started, and locked its thread
+	if got, want := lockedThreads.Load()-before, int64(workers); got != want {
+		t.Errorf("with %d busy Threads workers: %d locked threads counted; want %d", workers, got, want)
+	}
+	release()
+	if err := pool.Run(context.Background(), func(context.Context) {}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := lockedThreads.Load()-before, int64(workers); got != want {
+		t.Errorf("with %d idle Threads workers: %d locked threads counted; want %d", workers, got, want)
+	}
+	shutdown(t, pool)
+	if got := lockedThreads.Load() - before; got != 0 {
+		t.Errorf("after Shutdown of Threads(%d): %d locked threads counted; want 0", workers, got)
+	}
+
+	perTask := ThreadPerTask()
+	release = busy(perTask, tasks)
+	if got, want := lockedThreads.Load()-before, int64(tasks); got != want {
+		t.Errorf("with %d ThreadPerTask tasks running: %d locked threads counted; want %d", tasks, got, want)
+	}
+	release()
+	shutdown(t, perTask)
+	if got := lockedThreads.Load() - before; got != 0 {
+		t.Errorf("after Shutdown of ThreadPerTask: %d locked threads counted; want 0", got)
+	}
+}

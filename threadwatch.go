@@ -24,9 +24,10 @@ import (
 //
 // The marks are fractions of the thread limit, read afresh as the watch
 // runs, so a later debug.SetMaxThreads moves them. In use are the threads of
-// goroutines in system calls or cgo, those running Go code, and those
-// ThreadPerTask holds; the runtime keeps idle threads for reuse, so the
-// total it owns never falls after a burst, and is reported apart.
+// goroutines in system calls or cgo, those running Go code, and those the
+// workers of Threads and the tasks of ThreadPerTask keep locked; the runtime
+// keeps idle threads for reuse, so the total it owns never falls after a
+// burst, and is reported apart.
 //
 // Set the fields, then call Start; the zero value is ready to use. Start
 // starts one goroutine, which Close stops. Several watches may run; the
