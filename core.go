@@ -45,8 +45,11 @@ type core struct {
 	panicked  atomic.Uint64
 	abandoned atomic.Uint64
 	expired   atomic.Uint64
-	_         [64]byte
-	tallies   []tally // a pool's, one per worker; nil for other executors
+	// rejectedByWatch counts the refusals of a tripped ThreadWatch, also
+	// counted in rejected.
+	rejectedByWatch atomic.Uint64
+	_               [64]byte
+	tallies         []tally // a pool's, one per worker; nil for other executors
 
 	// onAbandon, if not nil, is called once Shutdown has given up and set
 	// abandoning, to wake what waits without watching stop.
@@ -119,5 +122,6 @@ func (c *core) refusesTripped() bool {
 		return false
 	}
 	c.rejected.Add(1)
+	c.rejectedByWatch.Add(1)
 	return true
 }

@@ -90,6 +90,9 @@ func (c *core) snapshot() Stats {
 		PeakRunning:   int(c.peak.Load()),
 		QueueWait:     Percentiles{P50: c.queueWait.Quantile(0.50), P99: c.queueWait.Quantile(0.99)},
 		RunTime:       Percentiles{P50: c.runTime.Quantile(0.50), P99: c.runTime.Quantile(0.99)},
+
+		RejectedByWatch: c.rejectedByWatch.Load(),
+		Threads:         WatchedThreads(),
 	}
 }
 

@@ -95,6 +95,13 @@ type Stats struct {
 	// growing (0 while unknown); both are 0 for the other kinds.
 	Limit         int
 	TargetLatency time.Duration
+
+	// RejectedByWatch counts the calls of Rejected refused because a
+	// ThreadWatch was tripped, and Threads is the process's thread watch
+	// as WatchedThreads reports it (the same for every executor; zero
+	// while no watch has run).
+	RejectedByWatch uint64
+	Threads         ThreadWatchStats
 }
 
 // Percentiles summarises a latency distribution. The figures come from a

@@ -170,6 +170,11 @@ func watchChild() error {
 	if !threadRefusals.refuse("child", false) {
 		return fmt.Errorf("tripped but not refusing: %+v", s)
 	}
+	e := Virtual()
+	defer e.Shutdown(context.Background())
+	if got := e.Stats().Threads; !got.Running || !got.Tripped || got.High != 200 || got.Episodes != 1 || got.PeakThreads < 200 {
+		return fmt.Errorf("an executor's Stats().Threads while tripped: %+v; want running, tripped, high 200, one episode, peak at least 200", got)
+	}
 	stop.Store(true)
 	wg.Wait()
 	deadline := time.Now().Add(20 * time.Second)
@@ -184,6 +189,9 @@ func watchChild() error {
 	}
 	if got := w.Stats().Episodes; got != 1 {
 		return fmt.Errorf("%d episodes; want 1", got)
+	}
+	if got := e.Stats().Threads; got.Tripped || got.InUse >= got.Low || got.Episodes != 1 {
+		return fmt.Errorf("an executor's Stats().Threads after recovering: %+v; want not tripped, in use below low, one episode", got)
 	}
 	log := logs.String()
 	if strings.Count(log, "level=WARN") != 2 || !strings.Contains(log, `refused="child=1"`) {

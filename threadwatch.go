@@ -62,15 +62,48 @@ type ThreadWatch struct {
 // ErrWatchRunning is returned by Start on a ThreadWatch already started.
 var ErrWatchRunning = errors.New("loom: thread watch already running")
 
-// ThreadWatchStats is a snapshot of a ThreadWatch.
+// ThreadWatchStats is a snapshot of a ThreadWatch (ThreadWatch.Stats), or of
+// every watch in the process (WatchedThreads, Stats.Threads).
 type ThreadWatchStats struct {
+	Running     bool   // a watch is reading the count; if not, these are its last reading
+	Tripped     bool   // executors refuse new tasks now
 	Threads     int    // OS threads the runtime owns, at the last reading
 	InUse       int    // of which in use, estimated: the count the marks apply to
 	PeakThreads int    // the most threads seen
 	Limit       int    // the runtime's thread limit at the last reading
 	High, Low   int    // the marks, in threads
-	Tripped     bool   // executors refuse new tasks now
 	Episodes    uint64 // times it tripped
+}
+
+// WatchedThreads returns the figures of the process's thread watches, which
+// every executor's Stats carries as Threads: the last reading of whichever
+// watch read last, Running while any watch runs, Tripped while any is
+// tripped (then executors refuse new tasks, unless built with
+// IgnoreThreadWatch), and PeakThreads and Episodes over every watch the
+// process has run. All are zero until a watch has started. It loads a few
+// atomic values and reads no runtime metric, so Stats stays cheap; it is
+// safe for concurrent use.
+func WatchedThreads() ThreadWatchStats {
+	return ThreadWatchStats{
+		Running:     watched.running.Load() > 0,
+		Tripped:     threadRefusals.tripped.Load() > 0,
+		Threads:     int(watched.threads.Load()),
+		InUse:       int(watched.inUse.Load()),
+		PeakThreads: int(watched.peak.Load()),
+		Limit:       int(watched.limit.Load()),
+		High:        int(watched.high.Load()),
+		Low:         int(watched.low.Load()),
+		Episodes:    watched.episodes.Load(),
+	}
+}
+
+// watched holds what WatchedThreads reports. Each field is written by the
+// watch that read last; a snapshot may mix two watches' readings.
+var watched struct {
+	running                          atomic.Int32 // watches started and not closed
+	threads, inUse, limit, high, low atomic.Int64
+	peak                             atomic.Int64 // raised by every watch
+	episodes                         atomic.Uint64
 }
 
 // Start reads the thread count once, then starts the goroutine that keeps
@@ -93,6 +126,7 @@ func (w *ThreadWatch) Start() error {
 		return ErrWatchRunning
 	}
 	w.stop, w.done = make(chan struct{}), make(chan struct{})
+	watched.running.Add(1)
 	samples := newThreadSamples()
 	next := w.check(samples)
 	go w.loop(samples, next, w.stop, w.done)
@@ -115,6 +149,7 @@ func (w *ThreadWatch) Close() error {
 	if w.tripped.Swap(false) {
 		w.untrip("the watch was closed")
 	}
+	watched.running.Add(-1)
 	return nil
 }
 
@@ -122,7 +157,11 @@ func (w *ThreadWatch) Close() error {
 func (w *ThreadWatch) Stats() ThreadWatchStats {
 	high, low := w.marks()
 	limit := int(w.limit.Load())
+	w.mu.Lock()
+	running := w.stop != nil
+	w.mu.Unlock()
 	return ThreadWatchStats{
+		Running:     running,
 		Threads:     int(w.threads.Load()),
 		InUse:       int(w.inUse.Load()),
 		PeakThreads: int(w.peak.Load()),
@@ -179,10 +218,18 @@ func (w *ThreadWatch) check(samples *threadSamples) time.Duration {
 	highFraction, lowFraction := w.marks()
 	high := int(highFraction * float64(limit))
 	low := int(lowFraction * float64(limit))
+	watched.limit.Store(int64(limit))
+	watched.threads.Store(int64(total))
+	watched.inUse.Store(int64(count))
+	watched.high.Store(int64(high))
+	watched.low.Store(int64(low))
+	for p := watched.peak.Load(); int64(total) > p && !watched.peak.CompareAndSwap(p, int64(total)); p = watched.peak.Load() {
+	}
 	switch {
 	case !w.tripped.Load() && count >= high:
 		w.tripped.Store(true)
 		w.trips.Add(1)
+		watched.episodes.Add(1)
 		threadRefusals.trip()
 		w.logger().Warn("loom: OS threads past the high-water mark: executors refuse new tasks",
 			"in_use", count, "threads", total, "high", high, "low", low, "limit", limit)

@@ -42,11 +42,25 @@ func TestThreadWatchLifecycle(t *testing.T) {
 		t.Errorf("second Start() = %v; want ErrWatchRunning", err)
 	}
 	s := w.Stats()
-	if s.Threads <= 0 || s.InUse <= 0 || s.InUse > s.Threads || s.Limit != readMaxThreads() || s.High != s.Limit*8/10 || s.Tripped {
-		t.Errorf("Stats() = %+v; want threads, in use ≤ threads, the limit, high at 80%%, not tripped", s)
+	if !s.Running || s.Threads <= 0 || s.InUse <= 0 || s.InUse > s.Threads || s.Limit != readMaxThreads() || s.High != s.Limit*8/10 || s.Low != s.Limit*6/10 || s.Tripped {
+		t.Errorf("Stats() = %+v; want running, threads, in use ≤ threads, the limit, high at 80%%, low at 60%%, not tripped", s)
+	}
+	// The process-wide figures, which every executor's Stats carries.
+	e := Virtual()
+	defer shutdown(t, e)
+	for name, got := range map[string]ThreadWatchStats{"WatchedThreads()": WatchedThreads(), "Stats().Threads": e.Stats().Threads} {
+		if !got.Running || got.Threads <= 0 || got.InUse <= 0 || got.Limit != s.Limit || got.High != s.High || got.Low != s.Low || got.PeakThreads < got.Threads || got.Tripped {
+			t.Errorf("%s = %+v while a watch runs; want running, its limit and marks (%+v), not tripped", name, got, s)
+		}
 	}
 	if err := w.Close(); err != nil {
 		t.Errorf("Close() = %v", err)
+	}
+	if s := w.Stats(); s.Running {
+		t.Errorf("Stats() after Close = %+v; want not running", s)
+	}
+	if got := e.Stats().Threads; got.Running || got.Limit != s.Limit {
+		t.Errorf("Stats().Threads after Close = %+v; want not running, the last reading kept", got)
 	}
 	if err := w.Close(); err != nil {
 		t.Errorf("second Close() = %v", err)
@@ -73,6 +87,9 @@ func TestThreadWatchRefusal(t *testing.T) {
 			defer untrip()
 			e := tc.make(Name("guarded"))
 			defer shutdown(t, e)
+			if s := e.Stats(); !s.Threads.Tripped {
+				t.Errorf("Stats().Threads while tripped = %+v; want Tripped", s.Threads)
+			}
 			for name, submit := range map[string]func(context.Context, Task) error{"Go": e.Go, "Run": e.Run} {
 				if err := submit(context.Background(), func(context.Context) {}); !errors.Is(err, ErrRejected) {
 					t.Errorf("%s while tripped = %v; want ErrRejected", name, err)
@@ -90,8 +107,9 @@ func TestThreadWatchRefusal(t *testing.T) {
 			if err := e.Run(context.Background(), func(context.Context) {}); err != nil {
 				t.Errorf("Run after the watch recovered = %v; want nil", err)
 			}
-			if got := e.Stats().Rejected; got != 2 {
-				t.Errorf("Rejected = %d; want 2", got)
+			s := e.Stats()
+			if s.Rejected != 2 || s.RejectedByWatch != 2 || s.Threads.Tripped {
+				t.Errorf("Stats() after the episode: Rejected %d, RejectedByWatch %d, Threads.Tripped %v; want 2, 2, false", s.Rejected, s.RejectedByWatch, s.Threads.Tripped)
 			}
 		})
 	}

@@ -1,7 +1,8 @@
 // Package metrics serves Prometheus metrics for a web.App: requests by
 // route, method and status, a latency histogram by route, recovered panics,
-// the counters of every executor the App's routes run on, and the Go
-// runtime's and the process's collectors.
+// the counters of every executor the App's routes run on, the state of the
+// process's thread watch (loom.WatchedThreads), and the Go runtime's and
+// the process's collectors.
 //
 // It is a package of its own so that only programs that use it link
 // Prometheus. It plugs into the App through web.Observer, and reads
@@ -23,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
 )
 
@@ -74,6 +76,7 @@ func New(app *web.App) *Metrics {
 	}
 	m.Registry.MustRegister(m.requests, m.latency, m.panics,
 		executorCollector{app},
+		threadWatchCollector{},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -121,7 +124,8 @@ var (
 	descPeakRunning  = prometheus.NewDesc("loom_executor_peak_running", "Most tasks ever running at once.", executorLabels, nil)
 	descQueueWaitP99 = prometheus.NewDesc("loom_executor_queue_wait_p99_seconds", "99th percentile of time from admission to start.", executorLabels, nil)
 	descRunTimeP99   = prometheus.NewDesc("loom_executor_run_time_p99_seconds", "99th percentile of task run time.", executorLabels, nil)
-	executorDescs    = []*prometheus.Desc{descSubmitted, descCompleted, descRejected, descPanicked, descRunning, descQueued, descPeakRunning, descQueueWaitP99, descRunTimeP99}
+	descByWatch      = prometheus.NewDesc("loom_executor_rejected_by_thread_watch_total", "Tasks refused because the thread watch was tripped (also in loom_executor_rejected_total).", executorLabels, nil)
+	executorDescs    = []*prometheus.Desc{descSubmitted, descCompleted, descRejected, descPanicked, descRunning, descQueued, descPeakRunning, descQueueWaitP99, descRunTimeP99, descByWatch}
 )
 
 func (c executorCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -163,5 +167,51 @@ func (c executorCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descPeakRunning, float64(s.PeakRunning))
 		gauge(descQueueWaitP99, s.QueueWait.P99.Seconds())
 		gauge(descRunTimeP99, s.RunTime.P99.Seconds())
+		counter(descByWatch, s.RejectedByWatch)
 	}
+}
+
+// threadWatchCollector reports loom.WatchedThreads at scrape time: the
+// process's thread watch, whichever App or program runs it.
+type threadWatchCollector struct{}
+
+var (
+	descWatchRunning  = prometheus.NewDesc("loom_thread_watch_running", "1 while a thread watch reads the OS thread count; if 0, the figures are its last reading.", nil, nil)
+	descWatchTripped  = prometheus.NewDesc("loom_thread_watch_tripped", "1 while the thread watch is tripped: executors refuse new tasks.", nil, nil)
+	descWatchThreads  = prometheus.NewDesc("loom_thread_watch_threads", "OS threads the Go runtime owns, idle ones included, at the last reading.", nil, nil)
+	descWatchInUse    = prometheus.NewDesc("loom_thread_watch_threads_in_use", "OS threads in use, estimated: the count the marks apply to.", nil, nil)
+	descWatchPeak     = prometheus.NewDesc("loom_thread_watch_peak_threads", "Most OS threads seen by a thread watch.", nil, nil)
+	descWatchLimit    = prometheus.NewDesc("loom_thread_watch_limit_threads", "The runtime's thread limit (debug.SetMaxThreads) at the last reading.", nil, nil)
+	descWatchHigh     = prometheus.NewDesc("loom_thread_watch_high_threads", "Threads in use at which the watch trips.", nil, nil)
+	descWatchLow      = prometheus.NewDesc("loom_thread_watch_low_threads", "Threads in use below which a tripped watch recovers.", nil, nil)
+	descWatchEpisodes = prometheus.NewDesc("loom_thread_watch_episodes_total", "Times a thread watch tripped.", nil, nil)
+	threadWatchDescs  = []*prometheus.Desc{descWatchRunning, descWatchTripped, descWatchThreads, descWatchInUse, descWatchPeak, descWatchLimit, descWatchHigh, descWatchLow, descWatchEpisodes}
+)
+
+func (threadWatchCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range threadWatchDescs {
+		ch <- d
+	}
+}
+
+func (threadWatchCollector) Collect(ch chan<- prometheus.Metric) {
+	s := loom.WatchedThreads()
+	gauge := func(d *prometheus.Desc, v int) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
+	}
+	flag := func(b bool) int {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	gauge(descWatchRunning, flag(s.Running))
+	gauge(descWatchTripped, flag(s.Tripped))
+	gauge(descWatchThreads, s.Threads)
+	gauge(descWatchInUse, s.InUse)
+	gauge(descWatchPeak, s.PeakThreads)
+	gauge(descWatchLimit, s.Limit)
+	gauge(descWatchHigh, s.High)
+	gauge(descWatchLow, s.Low)
+	ch <- prometheus.MustNewConstMetric(descWatchEpisodes, prometheus.CounterValue, float64(s.Episodes))
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -127,5 +129,64 @@ func TestMetricsWithExecutorsOfOneName(t *testing.T) {
 	}
 	if err := app.Shutdown(t.Context()); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestMetricsShowTheThreadWatch trips a thread watch (a high-water mark of
+// one thread, a low-water mark no count falls below) and checks that the
+// scrape shows it tripped, with its marks, and the request it refused
+// counted against the route's executor.
+func TestMetricsShowTheThreadWatch(t *testing.T) {
+	app := webtest.NewApp(t)
+	m := metrics.New(app)
+	app.Observe(m)
+	guarded := loom.Virtual(loom.Name("guarded"))
+	defer guarded.Shutdown(context.Background())
+	app.Get("/hello", text("hi"), web.Executor(guarded))
+	scrape := func() string {
+		t.Helper()
+		rec := webtest.Do(t, m.Handler(), "GET", "/metrics", "")
+		if rec.Code != 200 {
+			t.Fatalf("scrape: got %d\n%s", rec.Code, rec.Body.String())
+		}
+		return rec.Body.String()
+	}
+	before := loom.WatchedThreads().Episodes
+
+	w := &loom.ThreadWatch{High: 1e-9, Low: 1e-10, Logger: slog.New(slog.DiscardHandler)}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if rec := webtest.Do(t, app, "GET", "/hello", ""); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("GET /hello while the watch is tripped: got %d; want 503", rec.Code)
+	}
+	s := w.Stats()
+	body := scrape()
+	for _, want := range []string{
+		"loom_thread_watch_running 1",
+		"loom_thread_watch_tripped 1",
+		fmt.Sprintf("loom_thread_watch_limit_threads %d", s.Limit),
+		"loom_thread_watch_high_threads 0", // a fraction of a thread
+		fmt.Sprintf("loom_thread_watch_episodes_total %d", before+1),
+		`loom_executor_rejected_by_thread_watch_total{executor="guarded",kind="virtual"} 1`,
+		`loom_executor_rejected_total{executor="guarded",kind="virtual"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics while tripped lack %q", want)
+		}
+	}
+	for _, name := range []string{"loom_thread_watch_threads", "loom_thread_watch_threads_in_use", "loom_thread_watch_peak_threads"} {
+		if !regexp.MustCompile(`(?m)^` + name + ` [1-9]`).MatchString(body) {
+			t.Errorf("metrics lack a positive %s", name)
+		}
+	}
+
+	w.Close()
+	body = scrape()
+	for _, want := range []string{"loom_thread_watch_running 0", "loom_thread_watch_tripped 0"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics after the watch closed lack %q", want)
+		}
 	}
 }
