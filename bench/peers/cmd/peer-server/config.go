@@ -18,6 +18,7 @@ type config struct {
 	workload    workload
 	sleep       time.Duration
 	maxThreads  int // debug.SetMaxThreads; 0: the runtime's default
+	pairs       int // actor-echo's pairs of actors
 	addr        string
 	metricsAddr string
 }
@@ -29,8 +30,10 @@ func parseConfig(args []string, usage io.Writer) (config, error) {
 	// The flag package would print every error with the usage after it; the
 	// caller prints the error alone, and the usage only when asked.
 	fs.SetOutput(io.Discard)
-	frameworkName := fs.String("framework", "nethttp", "framework serving the workload: nethttp, chi, gin or echo")
-	workloadName := fs.String("workload", "hello", "workload: hello, sleep (wait -sleep, then answer) or block (hold the OS thread for -sleep, nethttp only)")
+	frameworkName := fs.String("framework", "nethttp", "framework serving the workload: nethttp, chi, gin or echo; protoactor or hollywood for actor-echo")
+	workloadName := fs.String("workload", "hello", "workload: hello, sleep (wait -sleep, then answer), block (hold the OS thread for -sleep, nethttp only) "+
+		"or actor-echo (GET /echo runs a pair of actors through 100 rounds of 50 messages, protoactor and hollywood only)")
+	pairs := fs.Int("pairs", 64, "actor-echo: how many pairs of actors echo; a request borrows one")
 	sleep := fs.Duration("sleep", 100*time.Millisecond, "how long the sleep and block workloads wait before answering")
 	maxThreads := fs.Int("max-threads", 0, "the process's OS thread limit (debug.SetMaxThreads); 0 keeps the runtime's")
 	addr := fs.String("addr", "127.0.0.1:0", "address the workload is served on")
@@ -56,6 +59,15 @@ func parseConfig(args []string, usage io.Writer) (config, error) {
 	if wl == block && fw != netHTTP {
 		return config{}, fmt.Errorf("-workload block: served by nethttp only, not %s", fw)
 	}
+	if fw.actors() && wl != actorEcho {
+		return config{}, fmt.Errorf("-framework %s: serves the actor-echo workload only, not %s", fw, wl)
+	}
+	if wl == actorEcho && !fw.actors() {
+		return config{}, fmt.Errorf("-workload actor-echo: served by protoactor and hollywood only, not %s", fw)
+	}
+	if *pairs < 1 {
+		return config{}, fmt.Errorf("-pairs %d: want at least one", *pairs)
+	}
 	if *maxThreads < 0 {
 		return config{}, fmt.Errorf("-max-threads %d: must not be negative", *maxThreads)
 	}
@@ -67,6 +79,7 @@ func parseConfig(args []string, usage io.Writer) (config, error) {
 		workload:    wl,
 		sleep:       *sleep,
 		maxThreads:  *maxThreads,
+		pairs:       *pairs,
 		addr:        *addr,
 		metricsAddr: *metricsAddr,
 	}, nil

@@ -9,7 +9,9 @@ import (
 
 // A framework builds the http.Handler that serves GET / for a workload. Every
 // framework's handler runs inside the same net/http.Server (see newServer), so
-// the frameworks differ only in routing and context handling.
+// the frameworks differ only in routing and context handling. The actor
+// libraries are frameworks of the actor-echo workload alone, served by
+// net/http's ServeMux (see actorecho.go).
 type framework int
 
 const (
@@ -17,13 +19,17 @@ const (
 	chiRouter
 	ginEngine
 	echoServer
+	protoactorLib
+	hollywoodLib
 )
 
 var frameworkNames = [...]string{
-	netHTTP:    "nethttp",
-	chiRouter:  "chi",
-	ginEngine:  "gin",
-	echoServer: "echo",
+	netHTTP:       "nethttp",
+	chiRouter:     "chi",
+	ginEngine:     "gin",
+	echoServer:    "echo",
+	protoactorLib: "protoactor",
+	hollywoodLib:  "hollywood",
 }
 
 func parseFramework(s string) (framework, error) {
@@ -32,10 +38,13 @@ func parseFramework(s string) (framework, error) {
 			return framework(fw), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown framework %q (want nethttp, chi, gin or echo)", s)
+	return 0, fmt.Errorf("unknown framework %q (want nethttp, chi, gin, echo, protoactor or hollywood)", s)
 }
 
 func (f framework) String() string { return frameworkNames[f] }
+
+// actors reports whether f is an actor library, which serves actor-echo.
+func (f framework) actors() bool { return f == protoactorLib || f == hollywoodLib }
 
 // handler returns f's handler for GET / answering with w after d.
 func (f framework) handler(w workload, d time.Duration) http.Handler {

@@ -1,6 +1,7 @@
 // Command peer-server serves the hello, sleep and block workloads with bare
-// net/http, chi, gin or echo, so that loom bench can load a peer framework
-// in the same run and with the same generator as loom's own servers.
+// net/http, chi, gin or echo, and the actor-echo workload with protoactor-go
+// or hollywood, so that loom bench can load a peer in the same run and with
+// the same generator as loom's own servers.
 //
 // It prints one line when both listeners are up, serves runtime metrics on
 // the second one, and stops gracefully on SIGTERM or SIGINT:

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"runtime/debug"
 
+	"github.com/loomrt/loom/bench/peers/internal/echo"
 	"github.com/loomrt/loom/internal/runtimestats"
 )
 
@@ -42,7 +43,20 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		appListener.Close()
 		return fmt.Errorf("listen -metrics-addr: %w", err)
 	}
-	app := newServer(cfg.framework.handler(cfg.workload, cfg.sleep))
+	var handler http.Handler
+	closeWorkload := func() error { return nil }
+	if cfg.workload == actorEcho {
+		pairs, err := echo.New(cfg.framework.String(), cfg.pairs)
+		if err != nil {
+			appListener.Close()
+			metricsListener.Close()
+			return err
+		}
+		handler, closeWorkload = actorEchoHandler(pairs), pairs.Close
+	} else {
+		handler = cfg.framework.handler(cfg.workload, cfg.sleep)
+	}
+	app := newServer(handler)
 	metrics := newServer(runtimestats.Handler())
 
 	// Writes to an *os.File are not buffered, so the line reaches the
@@ -50,7 +64,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if _, err := fmt.Fprintf(stdout, "listening http=%s metrics=%s\n", appListener.Addr(), metricsListener.Addr()); err != nil {
 		appListener.Close()
 		metricsListener.Close()
-		return fmt.Errorf("announce: %w", err)
+		return errors.Join(fmt.Errorf("announce: %w", err), closeWorkload())
 	}
 
 	served := make(chan error, 2)
@@ -74,7 +88,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	for ; pending > 0; pending-- {
 		serveErr = errors.Join(serveErr, <-served)
 	}
-	return errors.Join(serveErr, shutdownErr)
+	return errors.Join(serveErr, shutdownErr, closeWorkload())
 }
 
 // serve runs srv on l until it is shut down; a shutdown is not an error.

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -71,7 +72,10 @@ func get(t *testing.T, url string) (status int, body string) {
 
 func TestRunServesWorkloads(t *testing.T) {
 	const nap = 20 * time.Millisecond
-	for _, fw := range frameworkNames {
+	for i, fw := range frameworkNames {
+		if framework(i).actors() {
+			continue // actor-echo only: TestRunServesActorEcho
+		}
 		for _, tc := range []struct {
 			workload string
 			body     string
@@ -117,6 +121,41 @@ func TestRunServesWorkloads(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Each actor library serves GET /echo with the messages one request moved,
+// the body loom bench's actor-echo scenario expects, also with more
+// requests at once than there are pairs (they wait for one).
+func TestRunServesActorEcho(t *testing.T) {
+	for _, fw := range []string{"protoactor", "hollywood"} {
+		t.Run(fw, func(t *testing.T) {
+			s := start(t, "-framework", fw, "-workload", "actor-echo", "-pairs", "2")
+			want := fmt.Sprintf("echoed=%d\n", actorEchoRounds*50*2)
+			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 30 * time.Second}
+			var wg sync.WaitGroup
+			for range 5 {
+				wg.Go(func() {
+					resp, err := client.Get(s.appURL + "echo")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					defer resp.Body.Close()
+					b, err := io.ReadAll(resp.Body)
+					if err != nil || resp.StatusCode != http.StatusOK || string(b) != want {
+						t.Errorf("GET /echo = %d %q, %v; want 200 %q", resp.StatusCode, b, err, want)
+					}
+				})
+			}
+			wg.Wait()
+			if status, _ := get(t, s.appURL); status != http.StatusNotFound {
+				t.Errorf("GET / status = %d; want 404 (actor-echo is served at /echo)", status)
+			}
+			if err := s.stop(); err != nil {
+				t.Errorf("run after cancel = %v; want nil", err)
+			}
+		})
 	}
 }
 
@@ -193,6 +232,9 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"-sleep", "soon"}, "-sleep"},
 		{[]string{"-workload", "block", "-framework", "gin"}, "-workload block: served by nethttp only, not gin"},
 		{[]string{"-max-threads", "-1"}, "-max-threads -1: must not be negative"},
+		{[]string{"-framework", "hollywood"}, "-framework hollywood: serves the actor-echo workload only, not hello"},
+		{[]string{"-workload", "actor-echo", "-framework", "chi"}, "-workload actor-echo: served by protoactor and hollywood only, not chi"},
+		{[]string{"-workload", "actor-echo", "-framework", "protoactor", "-pairs", "0"}, "-pairs 0: want at least one"},
 		{[]string{"-bogus"}, "-bogus"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-addr", "127.0.0.1:-5"}, "listen -addr"},
@@ -228,7 +270,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config{framework: netHTTP, workload: hello, sleep: 100 * time.Millisecond, addr: "127.0.0.1:0", metricsAddr: "127.0.0.1:0"}
+	want := config{framework: netHTTP, workload: hello, sleep: 100 * time.Millisecond, pairs: 64, addr: "127.0.0.1:0", metricsAddr: "127.0.0.1:0"}
 	if cfg != want {
 		t.Errorf("parseConfig(nil) = %+v; want %+v", cfg, want)
 	}
@@ -243,6 +285,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add("-framework", "gin", "-sleep", "1s")
 	f.Add("-workload", "sleep", "-framework", "echo")
 	f.Add("-sleep", "-3ms", "x", "")
+	f.Add("-workload", "actor-echo", "-framework", "hollywood")
 	f.Fuzz(func(t *testing.T, a, b, c, d string) {
 		cfg, err := parseConfig([]string{a, b, c, d}, io.Discard)
 		if err != nil {

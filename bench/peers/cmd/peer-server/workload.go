@@ -10,9 +10,10 @@ import (
 type workload int
 
 const (
-	hello workload = iota // answer at once
-	sleep                 // wait, then answer with a longer body
-	block                 // hold the OS thread in a system call, then answer (GET /block, nethttp only)
+	hello     workload = iota // answer at once
+	sleep                     // wait, then answer with a longer body
+	block                     // hold the OS thread in a system call, then answer (GET /block, nethttp only)
+	actorEcho                 // GET /echo runs a pair of actors (actor libraries only; see actorecho.go)
 )
 
 // Bodies are those of the Cask benchmarks in the seeds, so that the runner
@@ -31,8 +32,10 @@ func parseWorkload(s string) (workload, error) {
 		return sleep, nil
 	case "block":
 		return block, nil
+	case "actor-echo":
+		return actorEcho, nil
 	}
-	return 0, fmt.Errorf("unknown workload %q (want hello, sleep or block)", s)
+	return 0, fmt.Errorf("unknown workload %q (want hello, sleep, block or actor-echo)", s)
 }
 
 func (w workload) String() string {
@@ -41,6 +44,8 @@ func (w workload) String() string {
 		return "sleep"
 	case block:
 		return "block"
+	case actorEcho:
+		return "actor-echo"
 	}
 	return "hello"
 }
