@@ -63,6 +63,8 @@ func testCatalogue() []*Scenario {
 	long.Duration = 10 * time.Second
 	slow := one
 	slow.Duration, slow.Timeout = time.Second, 50*time.Millisecond
+	idle := one
+	idle.Idle, idle.Models = 20, []string{"virtual", "nbio/virtual"}
 	noLimit := func(Plan) Limit { return Limit{Formula: "none"} }
 	marker := func(_ context.Context, app *web.App, _ Plan, _ string) (func() error, error) {
 		app.Get("/", func(w http.ResponseWriter, _ *http.Request) error {
@@ -123,6 +125,10 @@ func testCatalogue() []*Scenario {
 				})
 				return nil, nil
 			},
+		},
+		{
+			Name: "test-idle", Workload: "GET / answers with a marker, beside 20 idle connections",
+			Full: idle, Quick: idle, Limit: noLimit, Targets: get("/"), ExpectBody: "marker", Serve: marker,
 		},
 		{
 			Name: "test-engine", Workload: "GET / names the engine serving it; the marker is nbio's name", Full: one, Quick: one,

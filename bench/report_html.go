@@ -59,7 +59,23 @@ func writeScenarioHTML(w io.Writer, i int, sc ScenarioResult) {
 		}
 		fmt.Fprint(w, "</tr>\n")
 	}
-	fmt.Fprintf(w, "</table>\n<p class=\"verdict\">%s</p>\n", esc(sc.Verdict))
+	fmt.Fprint(w, "</table>\n")
+	if idle := idleTable(sc.Runs); idle != nil {
+		fmt.Fprint(w, "<p>Idle connections:</p>\n<table>\n")
+		for i, row := range idle {
+			cell := map[bool]string{true: "th", false: "td"}[i == 0]
+			fmt.Fprint(w, "<tr>")
+			for _, c := range row {
+				fmt.Fprintf(w, "<%s>%s</%s>", cell, esc(c), cell)
+			}
+			fmt.Fprint(w, "</tr>\n")
+		}
+		fmt.Fprint(w, "</table>\n")
+		for _, note := range idleNotes(sc.Runs) {
+			fmt.Fprintf(w, "<p><em>%s</em></p>\n", esc(note))
+		}
+	}
+	fmt.Fprintf(w, "<p class=\"verdict\">%s</p>\n", esc(sc.Verdict))
 	for _, run := range sc.Runs {
 		if run.Status == StatusCrashed && len(run.Stderr) > 0 {
 			fmt.Fprintf(w, "<details><summary>%s: last lines of the server's stderr</summary><pre>%s</pre></details>\n",

@@ -28,6 +28,15 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			}
 			fmt.Fprintf(ew, "| %s |\n", strings.Join(cells, " | "))
 		}
+		if idle := idleTable(sc.Runs); idle != nil {
+			fmt.Fprintf(ew, "\nIdle connections:\n\n| %s |\n|%s\n", strings.Join(idle[0], " | "), strings.Repeat("---|", len(idle[0])))
+			for _, row := range idle[1:] {
+				fmt.Fprintf(ew, "| %s |\n", strings.Join(row, " | "))
+			}
+			for _, note := range idleNotes(sc.Runs) {
+				fmt.Fprintf(ew, "\n> %s\n", note)
+			}
+		}
 		fmt.Fprintf(ew, "\n**Verdict:** %s\n", sc.Verdict)
 		for _, run := range sc.Runs {
 			if run.Status == StatusCrashed && len(run.Stderr) > 0 {

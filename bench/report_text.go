@@ -22,6 +22,13 @@ func WriteText(w io.Writer, r *Report) error {
 			rows = append(rows, tableRow(run, false))
 		}
 		writeTable(ew, "", rows)
+		if idle := idleTable(sc.Runs); idle != nil {
+			fmt.Fprintln(ew, "   idle connections:")
+			writeTable(ew, "", idle)
+			for _, note := range idleNotes(sc.Runs) {
+				fmt.Fprintf(ew, "   note: %s\n", note)
+			}
+		}
 		for _, run := range sc.Runs {
 			if run.Status == StatusCrashed && len(run.Stderr) > 0 {
 				fmt.Fprintf(ew, "   %s stderr (last lines):\n", run.Model)
@@ -38,6 +45,9 @@ func WriteText(w io.Writer, r *Report) error {
 // describePlan says what load a plan applies: "100 connections, 15s".
 func describePlan(p Plan) string {
 	parts := []string{count(int64(p.Connections)) + " connections"}
+	if p.Idle > 0 {
+		parts[0] += " beside " + count(int64(p.Idle)) + " idle"
+	}
 	if p.Rate > 0 {
 		parts = []string{"open loop at " + count(int64(p.Rate)) + " req/s"}
 	}

@@ -80,6 +80,9 @@ type ModelRun struct {
 	Latency []Percentile `json:"latency"`
 	// Server is what the server process used.
 	Server ServerStats `json:"server"`
+	// Idle is what the plan's idle connections cost the server; nil when
+	// the plan holds none.
+	Idle *IdleStats `json:"idle,omitempty"`
 	// Load is the generator's full result: status counts, errors by kind,
 	// the encoded HDR histogram and the per-second timeline.
 	Load *load.Result `json:"load,omitempty"`
@@ -115,6 +118,23 @@ type ServerStats struct {
 	GCCycles           uint64   `json:"gc_cycles"`   // completed during the run
 	RuntimeUnavailable int      `json:"runtime_unavailable,omitempty"`
 	Samples            []Sample `json:"samples"`
+}
+
+// IdleStats is what a run's idle keep-alive connections cost the server,
+// read just before they were opened and just after.
+type IdleStats struct {
+	Asked int `json:"asked"` // the plan's Idle
+	Held  int `json:"held"`  // opened, used once and held through the run
+	// Limited says why fewer than Asked were held: a machine limit, or the
+	// error that stopped the opening.
+	Limited            string  `json:"limited,omitempty"`
+	RSSBefore          uint64  `json:"rss_before_bytes"`
+	RSSWithIdle        uint64  `json:"rss_with_idle_bytes"`
+	RSSPerConn         float64 `json:"rss_per_conn_bytes"` // (RSSWithIdle − RSSBefore) ÷ Held
+	GoroutinesBefore   uint64  `json:"goroutines_before"`
+	GoroutinesWithIdle uint64  `json:"goroutines_with_idle"`
+	ThreadsBefore      int     `json:"threads_before"`
+	ThreadsWithIdle    int     `json:"threads_with_idle"`
 }
 
 // Sample is one reading of the server, every 100 ms.

@@ -223,8 +223,14 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 
 	sc, p := j.scenario, j.plan
 	base := "http://" + srv.httpAddr
+	targets := sc.Targets(base)
+	if p.Idle > 0 {
+		var held *load.Held
+		run.Idle, held = holdIdle(ctx, srv, targets[0], p)
+		defer held.Close()
+	}
 	cfg := load.Config{
-		Targets:     sc.Targets(base),
+		Targets:     targets,
 		Connections: p.Connections,
 		Rate:        p.Rate,
 		Requests:    p.Requests,

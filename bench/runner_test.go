@@ -119,6 +119,39 @@ func TestRunServesEachModelOnItsEngine(t *testing.T) {
 	}
 }
 
+// TestRunHoldsIdleConnections: the idle connections are held through the
+// run, each costing std a goroutine and nbio none, and the report shows them.
+func TestRunHoldsIdleConnections(t *testing.T) {
+	report := runTest(t, "test-idle")
+	sc := report.Scenarios[0]
+	for _, r := range sc.Runs {
+		if r.Status != StatusOK || r.Idle == nil {
+			t.Fatalf("%s: status %s (%s), idle %+v; want ok with idle stats", r.Model, r.Status, r.Failure, r.Idle)
+		}
+		i := r.Idle
+		if i.Asked != 20 || i.Held != 20 || i.Limited != "" {
+			t.Errorf("%s: held %d of %d (%q); want all 20", r.Model, i.Held, i.Asked, i.Limited)
+		}
+		if i.RSSBefore == 0 || i.RSSWithIdle == 0 || i.GoroutinesBefore == 0 || i.ThreadsWithIdle == 0 {
+			t.Errorf("%s: idle stats %+v; want the server's RSS, goroutines and threads read", r.Model, i)
+		}
+		grew := int64(i.GoroutinesWithIdle) - int64(i.GoroutinesBefore)
+		if engine, _ := splitModel(r.Model); (engine == "std") != (grew >= 20) {
+			t.Errorf("%s: goroutines %d → %d; want 20 more on std (one per connection), fewer on nbio",
+				r.Model, i.GoroutinesBefore, i.GoroutinesWithIdle)
+		}
+	}
+	var text strings.Builder
+	if err := WriteText(&text, report); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"beside 20 idle", "per idle conn", "an idle connection costs"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, text.String())
+		}
+	}
+}
+
 func TestCheckModel(t *testing.T) {
 	tests := []struct {
 		model   string

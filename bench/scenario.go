@@ -64,6 +64,11 @@ type Plan struct {
 	Models []string `json:"models"`
 	// Connections is the number of client connections, all opened at once.
 	Connections int `json:"connections"`
+	// Idle, when positive, is how many more keep-alive connections are
+	// opened before the load, each used for one request of the mix and
+	// then held idle until the run ends (fewer where file descriptors or
+	// local ports run out); the run reports what they cost the server.
+	Idle int `json:"idle,omitempty"`
 	// Rate, when positive, makes the load an open loop: requests start at
 	// this many per second whatever the server does (Connections is then
 	// unused), and latency counts from each request's scheduled start.

@@ -113,8 +113,10 @@ func verdict(sr *ScenarioResult, best *ModelRun) string {
 			b.WriteString("; " + strings.Join(group, "; "))
 		}
 	}
-	if note := peerNote(sr.Runs); note != "" {
-		b.WriteString("; " + note)
+	for _, note := range []string{peerNote(sr.Runs), idleVerdict(sr.Runs)} {
+		if note != "" {
+			b.WriteString("; " + note)
+		}
 	}
 	b.WriteString(".")
 	return b.String()
