@@ -298,22 +298,61 @@ func TestEngineFromEnv(t *testing.T) {
 	}
 }
 
-// TestHijackRefused: the standard upgrade cannot work on an event-loop
-// connection, and a handler that tries is told why.
-func TestHijackRefused(t *testing.T) {
-	app := newApp(t, nbio.Engine())
-	app.Get("/ws", func(w http.ResponseWriter, r *http.Request) error {
-		_, _, err := http.NewResponseController(w).Hijack()
-		if !errors.Is(err, nbio.ErrHijack) {
-			return fmt.Errorf("got %v; want ErrHijack", err)
-		}
-		_, err = io.WriteString(w, "refused")
-		return err
-	})
-	base, _ := webtest.Serve(t, app)
-	status, got := body(t)(client(t).Get(base + "/ws"))
-	if status != 200 || got != "refused" {
-		t.Errorf("got %d %q; want 200 \"refused\"", status, got)
+// TestHijack: a handler that hijacks the connection gets a blocking one on
+// both engines — what it writes reaches the client, what the client sends
+// after reaches its reads, through the bufio.ReadWriter or the connection.
+func TestHijack(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine)
+			handled := make(chan error, 1)
+			app.Get("/raw", func(w http.ResponseWriter, r *http.Request) error {
+				conn, rw, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					handled <- err
+					return err
+				}
+				defer conn.Close()
+				if _, err := io.WriteString(conn, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nsay something\n"); err != nil {
+					handled <- err
+					return nil
+				}
+				line, err := rw.ReadString('\n')
+				if err == nil {
+					_, err = io.WriteString(conn, "you said "+line)
+				}
+				handled <- err
+				return nil
+			})
+			base, _ := webtest.Serve(t, app)
+			c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+			if _, err := io.WriteString(c, "GET /raw HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(c)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if line, err := br.ReadString('\n'); err != nil || line != "say something\n" {
+				t.Fatalf("got %q, %v; want the hijacker's \"say something\"", line, err)
+			}
+			if _, err := io.WriteString(c, "hello\n"); err != nil {
+				t.Fatal(err)
+			}
+			rest, _ := io.ReadAll(br)
+			if resp.StatusCode != 200 || string(rest) != "you said hello\n" {
+				t.Errorf("got %d then %q; want 200 then \"you said hello\\n\"", resp.StatusCode, rest)
+			}
+			if err := <-handled; err != nil {
+				t.Errorf("handler: %v", err)
+			}
+		})
 	}
 }
 

@@ -38,23 +38,47 @@ func statusOf(t *testing.T, addr, raw string) string {
 	return strings.TrimSpace(line)
 }
 
+// sized is a GET whose request line and headers, up to and including the
+// empty line that ends them, are exactly total bytes.
+func sized(total int) string {
+	const head, tail = "GET / HTTP/1.1\r\nHost: a\r\nX-Big: ", "\r\n\r\n"
+	return head + strings.Repeat("a", total-len(head)-len(tail)) + tail
+}
+
 // TestMalformedRequests wants the answer net/http gives from both engines.
 func TestMalformedRequests(t *testing.T) {
-	header := func(n int) string {
-		return "GET / HTTP/1.1\r\nHost: a\r\nX-Big: " + strings.Repeat("a", n) + "\r\n\r\n"
-	}
+	// net/http reads the line and headers through a reader limited to
+	// MaxHeaderBytes plus 4 KiB of slack.
+	const limit = web.DefaultMaxHeaderBytes + 4096
 	tests := []struct {
 		name, raw, want string
+		nbio            string // where nbio differs, what it answers (docs/web.md)
 	}{
-		{"bad request line", "GET\r\n\r\n", "HTTP/1.1 400 Bad Request"},
-		{"bad version", "GET / HTTP/9.x\r\nHost: a\r\n\r\n", "HTTP/1.1 400 Bad Request"},
-		{"duplicate Content-Length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", "HTTP/1.1 400 Bad Request"},
+		{"bad request line", "GET\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
+		{"bad version", "GET / HTTP/9.x\r\nHost: a\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
+		{"duplicate Content-Length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", "HTTP/1.1 400 Bad Request", ""},
 		// Both drop the length and read the chunked body (RFC 9112 6.3).
-		{"Content-Length with chunked", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "HTTP/1.1 200 OK"},
-		{"unknown transfer coding", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", "HTTP/1.1 501 Not Implemented"},
-		{"no Host in HTTP/1.1", "GET / HTTP/1.1\r\n\r\n", "HTTP/1.1 400 Bad Request"},
-		{"headers of 512 KiB", header(512 << 10), "HTTP/1.1 200 OK"},
-		{"headers over 1 MiB", header(web.DefaultMaxHeaderBytes + 8192), "HTTP/1.1 431 Request Header Fields Too Large"},
+		{"Content-Length with chunked", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "HTTP/1.1 200 OK", ""},
+		{"unknown transfer coding", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", "HTTP/1.1 501 Not Implemented", ""},
+		{"no Host in HTTP/1.1", "GET / HTTP/1.1\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
+		{"space in a header name", "GET / HTTP/1.1\r\nHost: a\r\nFoo Bar: x\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
+		{"space before the colon", "GET / HTTP/1.1\r\nHost: a\r\nFoo : x\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
+		{"tab in a header name", "GET / HTTP/1.1\r\nHost: a\r\nFoo\tBar: x\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
+		{"empty header name", "GET / HTTP/1.1\r\nHost: a\r\n: x\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
+		{"header without a colon", "GET / HTTP/1.1\r\nHost: a\r\nFoo\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
+		// Obsolete line folding: net/http joins the lines, nbio refuses
+		// them; RFC 9112 5.2 allows either.
+		{"folded header line", "GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n", "HTTP/1.1 200 OK", "HTTP/1.1 400 Bad Request"},
+		// Lines ending in a bare LF: net/http takes them, nbio refuses
+		// them; RFC 9112 2.2 allows either.
+		{"bare LF line ends", "GET / HTTP/1.1\nHost: a\n\n", "HTTP/1.1 200 OK", "HTTP/1.1 400 Bad Request"},
+		{"folded first header line", "GET / HTTP/1.1\r\n Host: a\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
+		{"headers of 512 KiB", sized(512 << 10), "HTTP/1.1 200 OK", ""},
+		{"headers exactly at the limit", sized(limit), "HTTP/1.1 200 OK", ""},
+		{"headers one byte over the limit", sized(limit + 1), "HTTP/1.1 431 Request Header Fields Too Large", ""},
+		{"headers far over the limit", sized(limit + 64<<10), "HTTP/1.1 431 Request Header Fields Too Large", ""},
+		// The scan of the second request must start where the first ended.
+		{"pipelined after a body", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 12\r\n\r\nFoo Bar: x\r\n" + sized(limit), "HTTP/1.1 200 OK", ""},
 	}
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
@@ -65,15 +89,76 @@ func TestMalformedRequests(t *testing.T) {
 			base, _ := webtest.Serve(t, app)
 			addr := strings.TrimPrefix(base, "http://")
 			for _, tt := range tests {
+				want := tt.want
+				if eng.engine != nil && tt.nbio != "" {
+					want = tt.nbio
+				}
 				got := statusOf(t, addr, tt.raw)
 				// net/http adds the reason to some 400s; the status is what
 				// must match.
-				if !strings.HasPrefix(got, tt.want) {
-					t.Errorf("%s: got %q; want %q", tt.name, got, tt.want)
+				if !strings.HasPrefix(got, want) {
+					t.Errorf("%s: got %q; want %q", tt.name, got, want)
 				}
 			}
 		})
 	}
+}
+
+// TestHeaderLimitEdge: with a MaxHeaderBytes of its own, a server takes a
+// request whose line and headers are exactly the limit (MaxHeaderBytes + 4
+// KiB) and refuses one a byte longer with 431, on both engines, whether the
+// bytes come in one write or a few at a time.
+func TestHeaderLimitEdge(t *testing.T) {
+	const maxHeader = 1000
+	const limit = maxHeader + 4096
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine, web.ConfigureServer(func(s *http.Server) { s.MaxHeaderBytes = maxHeader }))
+			app.Get("/", func(w http.ResponseWriter, r *http.Request) error { return nil })
+			base, _ := webtest.Serve(t, app)
+			addr := strings.TrimPrefix(base, "http://")
+			for _, tt := range []struct {
+				total int
+				want  string
+			}{{limit - 1, "HTTP/1.1 200 OK"}, {limit, "HTTP/1.1 200 OK"}, {limit + 1, "HTTP/1.1 431"}} {
+				if got := statusOf(t, addr, sized(tt.total)); !strings.HasPrefix(got, tt.want) {
+					t.Errorf("%d bytes in one write: got %q; want %q", tt.total, got, tt.want)
+				}
+				if got := trickledStatus(t, addr, sized(tt.total), 1000); !strings.HasPrefix(got, tt.want) {
+					t.Errorf("%d bytes in writes of 1000: got %q; want %q", tt.total, got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// trickledStatus sends raw in writes of step bytes, each after the server
+// had time to read the one before, and returns the status line of the
+// answer.
+func trickledStatus(t *testing.T, addr, raw string, step int) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if tcp, ok := c.(*net.TCPConn); ok {
+		_ = tcp.SetNoDelay(true)
+	}
+	go func() {
+		for i := 0; i < len(raw); i += step {
+			if _, err := io.WriteString(c, raw[i:min(i+step, len(raw))]); err != nil {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return "closed"
+	}
+	return strings.TrimSpace(line)
 }
 
 // TestStalledBodyCutOff sends headers and half a declared body, then
@@ -138,6 +223,33 @@ func TestIdleTimeout(t *testing.T) {
 			}
 			if err != io.EOF && !errors.Is(err, net.ErrClosed) && !strings.Contains(err.Error(), "reset") {
 				t.Fatalf("got %v; want the connection closed", err)
+			}
+		})
+	}
+}
+
+// TestHandlerOutlivesIdleTimeout: the idle timeout is for the wait between
+// requests; a handler that takes longer still answers, on both engines.
+func TestHandlerOutlivesIdleTimeout(t *testing.T) {
+	const idle = 100 * time.Millisecond
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine, web.ConfigureServer(func(s *http.Server) { s.IdleTimeout = idle }))
+			app.Get("/", func(w http.ResponseWriter, r *http.Request) error { return nil })
+			app.Get("/slow", func(w http.ResponseWriter, r *http.Request) error {
+				time.Sleep(5 * idle)
+				_, err := io.WriteString(w, "done")
+				return err
+			})
+			base, _ := webtest.Serve(t, app)
+			c := client(t)
+			// The first request arms the idle timeout of a kept-alive
+			// connection, which the second, slow, one reuses.
+			if status, _ := body(t)(c.Get(base + "/")); status != 200 {
+				t.Fatalf("GET /: got %d; want 200", status)
+			}
+			if status, got := body(t)(c.Get(base + "/slow")); status != 200 || got != "done" {
+				t.Errorf("GET /slow: got %d %q; want 200 \"done\"", status, got)
 			}
 		})
 	}

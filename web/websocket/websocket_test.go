@@ -16,6 +16,7 @@ import (
 	"github.com/loomrt/loom/web"
 	"github.com/loomrt/loom/web/internal/webtest"
 	"github.com/loomrt/loom/web/metrics"
+	"github.com/loomrt/loom/web/nbio"
 	wsweb "github.com/loomrt/loom/web/websocket"
 )
 
@@ -23,31 +24,53 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// serveWS serves h on a test server, closed at t's cleanup, and returns it
-// with a context that bounds the test to 10 seconds.
-func serveWS(t *testing.T, h http.Handler) (context.Context, *httptest.Server) {
+// engines are the connection engines every App test runs on: nil is
+// net/http's. On nbio the standard upgrade works through the engine's own
+// Hijack.
+var engines = []struct {
+	name   string
+	engine web.Engine
+}{{"std", nil}, {"nbio", nbio.Engine()}}
+
+// newApp is webtest.NewApp on engine e (nil: net/http).
+func newApp(t *testing.T, e web.Engine, opts ...web.Option) *web.App {
 	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx, srv
+	if e != nil {
+		opts = append(opts, web.WithEngine(e))
+	}
+	return webtest.NewApp(t, append(opts, web.NoThreadWatch())...)
 }
 
-// wsURL is the ws:// URL of path on srv.
-func wsURL(srv *httptest.Server, path string) string {
-	return "ws" + strings.TrimPrefix(srv.URL, "http") + path
+// serveApp serves app with Serve, on its engine, until t's cleanup, and
+// returns its base URL with a context that bounds the test to 10 seconds.
+func serveApp(t *testing.T, app *web.App) (context.Context, string) {
+	t.Helper()
+	url, _ := webtest.Serve(t, app)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx, url
+}
+
+// wsURL is the ws:// URL of path on base, an http:// URL.
+func wsURL(base, path string) string {
+	return "ws" + strings.TrimPrefix(base, "http") + path
 }
 
 func TestWebSocketEcho(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) { testEcho(t, eng.engine) })
+	}
+}
+
+func testEcho(t *testing.T, e web.Engine) {
 	// The access log, metrics and compression wrap the writer: the upgrade must get through.
-	app := webtest.NewApp(t, web.AccessLog(), web.Use(web.Compress))
+	app := newApp(t, e, web.AccessLog(), web.Use(web.Compress))
 	metrics.Mount(app, "/metrics")
 	app.Get("/ws", wsweb.Handler(webtest.Echo, wsweb.Origins("trusted.example")))
-	ctx, srv := serveWS(t, app)
-	url := wsURL(srv, "/ws")
+	ctx, base := serveApp(t, app)
+	url := wsURL(base, "/ws")
 
-	for _, origin := range []string{"", srv.URL, "http://trusted.example"} {
+	for _, origin := range []string{"", base, "http://trusted.example"} {
 		header := http.Header{}
 		if origin != "" {
 			header.Set("Origin", origin)
@@ -73,11 +96,17 @@ func TestWebSocketEcho(t *testing.T) {
 }
 
 func TestWebSocketRefusesForeignOrigin(t *testing.T) {
-	app := webtest.NewApp(t)
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) { testRefusesForeignOrigin(t, eng.engine) })
+	}
+}
+
+func testRefusesForeignOrigin(t *testing.T, e web.Engine) {
+	app := newApp(t, e)
 	app.Get("/ws", wsweb.Handler(webtest.Echo))
-	ctx, srv := serveWS(t, app)
+	ctx, base := serveApp(t, app)
 	header := http.Header{"Origin": {"http://evil.example"}}
-	_, resp, err := websocket.Dial(ctx, wsURL(srv, "/ws"), &websocket.DialOptions{HTTPHeader: header})
+	_, resp, err := websocket.Dial(ctx, wsURL(base, "/ws"), &websocket.DialOptions{HTTPHeader: header})
 	if err == nil {
 		t.Fatal("a cross-origin upgrade was accepted")
 	}
@@ -91,10 +120,16 @@ func TestWebSocketRefusesForeignOrigin(t *testing.T) {
 }
 
 func TestWebSocketEndsOnShutdown(t *testing.T) {
-	app := webtest.NewApp(t)
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) { testEndsOnShutdown(t, eng.engine) })
+	}
+}
+
+func testEndsOnShutdown(t *testing.T, e web.Engine) {
+	app := newApp(t, e)
 	app.Get("/ws", wsweb.Handler(webtest.Echo))
-	ctx, srv := serveWS(t, app)
-	c, _, err := websocket.Dial(ctx, wsURL(srv, "/ws"), nil)
+	ctx, base := serveApp(t, app)
+	c, _, err := websocket.Dial(ctx, wsURL(base, "/ws"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +156,13 @@ func TestWebSocketEndsOnShutdown(t *testing.T) {
 }
 
 func TestShutdownGivesUpOnAStuckWebSocket(t *testing.T) {
-	app := webtest.NewApp(t)
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) { testGivesUpOnAStuckWebSocket(t, eng.engine) })
+	}
+}
+
+func testGivesUpOnAStuckWebSocket(t *testing.T, e web.Engine) {
+	app := newApp(t, e)
 	release := make(chan struct{})
 	started := make(chan struct{})
 	app.Get("/ws", wsweb.Handler(func(ctx context.Context, c *websocket.Conn, r *http.Request) error {
@@ -129,8 +170,8 @@ func TestShutdownGivesUpOnAStuckWebSocket(t *testing.T) {
 		<-release // ignores ctx: Shutdown cannot end it
 		return nil
 	}))
-	ctx, srv := serveWS(t, app)
-	c, _, err := websocket.Dial(ctx, wsURL(srv, "/ws"), nil)
+	ctx, base := serveApp(t, app)
+	c, _, err := websocket.Dial(ctx, wsURL(base, "/ws"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,34 +206,41 @@ func describeRequest(ctx context.Context, c *websocket.Conn, r *http.Request) er
 }
 
 func TestWebSocketHandlerGetsTheRequest(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) { testHandlerGetsTheRequest(t, eng.engine) })
+	}
+}
+
+func testHandlerGetsTheRequest(t *testing.T, e web.Engine) {
 	// A decorator that adds to the request's context, as auth would.
 	withUser := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, "ann")))
 		})
 	}
-	app := webtest.NewApp(t)
+	app := newApp(t, e)
 	app.Get("/rooms/{room}", wsweb.Handler(describeRequest), web.Use(withUser))
 	app.Group("/plain").Get("/rooms/{room}", wsweb.Handler(describeRequest))
-	ctx, appServer := serveWS(t, app)
+	ctx, appBase := serveApp(t, app)
 
 	// The same handler outside an App, on a plain ServeMux.
 	mux := http.NewServeMux()
 	mux.Handle("GET /mux/rooms/{room}", wsweb.Handler(describeRequest))
-	_, muxServer := serveWS(t, mux)
+	muxServer := httptest.NewServer(mux)
+	t.Cleanup(muxServer.Close)
 
 	tests := []struct {
-		server *httptest.Server
+		base   string
 		target string
 		want   string
 	}{
-		{appServer, "/rooms/go?name=bob", "room=go name=bob client=test user=ann session=session=s3cret ctx=true"},
-		{appServer, "/plain/rooms/rust", "room=rust name= client=test user= session=session=s3cret ctx=true"},
-		{muxServer, "/mux/rooms/zig?name=cy", "room=zig name=cy client=test user= session=session=s3cret ctx=true"},
+		{appBase, "/rooms/go?name=bob", "room=go name=bob client=test user=ann session=session=s3cret ctx=true"},
+		{appBase, "/plain/rooms/rust", "room=rust name= client=test user= session=session=s3cret ctx=true"},
+		{muxServer.URL, "/mux/rooms/zig?name=cy", "room=zig name=cy client=test user= session=session=s3cret ctx=true"},
 	}
 	for _, tt := range tests {
 		header := http.Header{"X-Client": {"test"}, "Cookie": {"session=s3cret"}}
-		url := wsURL(tt.server, tt.target)
+		url := wsURL(tt.base, tt.target)
 		c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: header})
 		if err != nil {
 			t.Fatalf("dial %s: %v", tt.target, err)

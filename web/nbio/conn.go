@@ -1,0 +1,389 @@
+package nbio
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/lesismal/nbio"
+	"github.com/lesismal/nbio/nbhttp"
+)
+
+// phase is how far the request a connection is reading has come.
+type phase uint8
+
+const (
+	phaseIdle    phase = iota // between requests
+	phaseHeaders              // its line and headers are arriving
+	phaseBody                 // its body, of a declared length, is arriving
+	phaseChunked              // its chunked body is arriving
+	// phaseBlind: a request that arrived in the same read as the end of a
+	// chunked one, where it began is not known; nbio's parser alone checks
+	// it, and the scan starts again at the next request.
+	phaseBlind
+)
+
+// connState is what the engine knows of one connection: how far its request
+// has come (for the header and body timeouts and the header checks), how
+// much of what was written to it nbio still holds (for the write timeout),
+// and, once a handler hijacks it, where its data goes.
+//
+// It stands in for the connection nbhttp's parser writes responses to (the
+// parser's Conn), so that every byte handed to nbio is counted, and for the
+// parser's Processor, so that it learns where each request's headers and
+// body end. The fields marked poller are used by the connection's poller
+// goroutine only: onData and the parser's callbacks, which run inside it.
+type connState struct {
+	net.Conn // the parser's own: nbhttp's wrapper of nc
+	nc       *nbio.Conn
+	srv      *server
+	proc     processor
+
+	// poller
+	parser  *nbhttp.Parser // nil until the first read
+	phase   phase
+	scan    headerScan
+	size    int    // bytes of the request's line and headers so far
+	left    int    // bytes of a declared body still to come
+	chunked bool   // the request has a Transfer-Encoding
+	tooBig  bool   // its declared body is over the App's largest limit
+	reading []byte // what the parser is being fed, for its callbacks
+
+	// deadline is when the request now arriving must have arrived, in
+	// nanoseconds of the server's clock; 0: none. Set by the poller, read by
+	// the sweeper.
+	deadline atomic.Int64
+	hijacked atomic.Pointer[hijackedConn]
+	gone     atomic.Bool // closed, or found closed
+
+	// queued counts the bytes handed to nbio to write, written those nbio
+	// has written to the socket (OnWrittenSize); queued is added to first,
+	// so written never passes it.
+	queued, written atomic.Int64
+
+	// the sweeper's, under server.mu
+	seenWritten  int64
+	stalledSince time.Time
+}
+
+// maxQueued is how many bytes of responses a connection may have waiting in
+// nbio before a write blocks until they drain, as a write to a blocking
+// socket would: nbio itself queues without bound.
+const maxQueued = 1 << 20
+
+// Write hands b to nbio, which writes what the socket takes and queues the
+// rest; it then waits while more than maxQueued bytes wait.
+func (st *connState) Write(b []byte) (int, error) {
+	st.queued.Add(int64(len(b)))
+	n, err := st.Conn.Write(b)
+	if err != nil {
+		return n, err
+	}
+	return n, st.drain()
+}
+
+// Sendfile is nbio's, for static files, with its bytes counted. The count
+// is the size nbio sends: remain, or the rest of the file when remain is 0
+// or more than is left.
+func (st *connState) Sendfile(f *os.File, remain int64) (int64, error) {
+	if f == nil {
+		return 0, nil
+	}
+	offset, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if rest := info.Size() - offset; remain <= 0 || remain > rest {
+		remain = rest
+	}
+	st.queued.Add(remain)
+	n, err := st.nc.Sendfile(f, remain)
+	if err != nil {
+		return n, err
+	}
+	return n, st.drain()
+}
+
+// drain waits, while more than maxQueued bytes wait to be written, for nbio
+// to write them. The write timeout (the sweeper) closes a connection whose
+// bytes stop moving, which ends the wait.
+func (st *connState) drain() error {
+	wait := time.Millisecond
+	for st.queued.Load()-st.written.Load() > maxQueued {
+		if closed, _ := st.nc.IsClosed(); closed || st.gone.Load() {
+			return net.ErrClosed
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+	return nil
+}
+
+// close closes the connection and fails the reads of a hijacker with err
+// (io.EOF when the client closed it), or net.ErrClosed.
+func (st *connState) close(err error) {
+	st.gone.Store(true)
+	if h := st.hijacked.Load(); h != nil {
+		h.fail(cmp.Or(err, net.ErrClosed))
+	}
+	_ = st.nc.CloseWithError(err)
+}
+
+// processor is the parser's processor with the engine told where each
+// request's headers end and where it is complete.
+type processor struct {
+	nbhttp.Processor
+	st *connState
+}
+
+func (p *processor) OnHeader(parser *nbhttp.Parser, key, value string) {
+	if key == "Transfer-Encoding" {
+		p.st.chunked = true
+	}
+	p.Processor.OnHeader(parser, key, value)
+}
+
+// OnContentLength is called when the headers end; length is -1 without a
+// Content-Length (and with a chunked body).
+func (p *processor) OnContentLength(parser *nbhttp.Parser, length int) {
+	p.st.headersRead(length)
+	p.Processor.OnContentLength(parser, length)
+}
+
+// OnComplete is called when a request has arrived whole; nbio then hands
+// it to a handler, which may be done, and have nbio set the idle timeout
+// again, before OnComplete returns.
+func (p *processor) OnComplete(parser *nbhttp.Parser) {
+	p.st.completed()
+	p.Processor.OnComplete(parser)
+}
+
+// headersRead starts the body's timeout, from the end of the headers as
+// net/http counts it, or, without a body, ends the request's timeouts.
+func (st *connState) headersRead(length int) {
+	s := st.srv
+	switch {
+	case st.chunked:
+		st.phase = phaseChunked
+	case length > 0:
+		st.phase, st.left = phaseBody, length
+		st.tooBig = s.bodyCeiling > 0 && int64(length) > s.bodyCeiling
+	default:
+		st.deadline.Store(0) // complete: OnComplete follows at once
+		return
+	}
+	st.deadline.Store(s.deadline(s.bodyTimeout))
+}
+
+// completed is called before nbio hands a request over: the next one begins
+// with the next byte, and the idle timeout, which nbio sets again after the
+// response, must not cut off a handler that runs longer.
+func (st *connState) completed() {
+	if (st.phase == phaseChunked || st.phase == phaseBlind) && !bytes.HasSuffix(st.reading, endOfHeaders) {
+		// The read may hold the start of the next request.
+		st.phase = phaseBlind
+	} else {
+		st.phase = phaseIdle
+	}
+	st.deadline.Store(0)
+	_ = st.nc.SetReadDeadline(time.Time{})
+}
+
+var endOfHeaders = []byte("\r\n\r\n")
+
+// read feeds data to the parser a request part at a time — line and
+// headers, then a declared body — so that each request's headers are
+// scanned from their first byte. It returns the status to refuse the
+// request with, and why, or 0.
+func (st *connState) read(data []byte) (status int, why string) {
+	s := st.srv
+	for len(data) > 0 {
+		part, ended := data, false
+		switch st.phase {
+		case phaseIdle:
+			st.phase, st.scan, st.size, st.chunked, st.tooBig = phaseHeaders, inRequestLine, 0, false, false
+			if st.deadline.Load() == 0 {
+				st.deadline.Store(s.deadline(s.headerTimeout))
+			}
+			continue
+		case phaseHeaders:
+			n, end, bad := st.scan.feed(data)
+			st.size += n
+			switch {
+			case bad != "":
+				return 400, bad
+			case st.size > s.headerLimit:
+				return 431, ""
+			}
+			part, ended = data[:n], end
+		case phaseBody:
+			part = data[:min(st.left, len(data))]
+			st.left -= len(part)
+		}
+		data = data[len(part):]
+		before := st.phase
+		if err := st.parse(part); err != nil {
+			return refusal(err, st.phase)
+		}
+		if st.tooBig {
+			return 413, ""
+		}
+		switch {
+		case ended && st.phase == phaseHeaders:
+			// nbio's parser did not see the end of the headers where
+			// net/http would: bare LFs, which it takes for a line in
+			// progress. It will not serve the request.
+			return 400, "malformed request line or headers"
+		case before == phaseBody && st.phase == phaseBody && st.left == 0:
+			// It did not see the end of the body where the engine did:
+			// leave the rest to it.
+			st.phase = phaseBlind
+		}
+	}
+	return 0, ""
+}
+
+// parse feeds data to nbio's parser; a panic in it is a parse error, as it
+// is in nbio's own data handler.
+func (st *connState) parse(data []byte) (err error) {
+	defer func() {
+		st.reading = nil
+		if v := recover(); v != nil {
+			err = errors.New("nbio parser panic")
+		}
+	}()
+	st.reading = data
+	return st.parser.Parse(data)
+}
+
+// attach puts st between the parser of c and its connection and processor,
+// on c's first read. It reports false when c is not served by an nbhttp
+// parser (it always is).
+func (st *connState) attach(c *nbio.Conn) bool {
+	p, ok := c.Session().(*nbhttp.Parser)
+	if !ok {
+		return false
+	}
+	st.parser = p
+	st.Conn = p.Conn
+	p.Conn = st
+	st.proc = processor{Processor: p.Processor, st: st}
+	p.Processor = &st.proc
+	return true
+}
+
+// onOpen runs on the accepting goroutine once nbio has set the connection
+// up, before any of its data is read: the header timeout of the first
+// request runs from now, as net/http's does.
+func (s *server) onOpen(c net.Conn) {
+	nc, ok := c.(*nbio.Conn)
+	if !ok {
+		return
+	}
+	st := &connState{nc: nc, srv: s}
+	st.deadline.Store(s.deadline(s.headerTimeout))
+	s.mu.Lock()
+	s.conns[nc] = st
+	s.mu.Unlock()
+}
+
+// onRead reads c as nbio's poller would (up to three reads an event), and
+// also notices the end of the connection, which a hijacker's reads must be
+// told about: nbio tells its own close handler only after the handler that
+// hijacked the connection has returned.
+func (s *server) onRead(c *nbio.Conn) {
+	buf := s.eng.PollerBuffer(c)
+	for range 3 {
+		n, err := c.Read(buf)
+		if n > 0 {
+			s.onData(c, buf[:n])
+		}
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EAGAIN):
+			return
+		case err != nil || n == 0:
+			if err == nil {
+				err = io.EOF
+			}
+			if st := s.state(c); st != nil {
+				st.close(err)
+			} else {
+				_ = c.CloseWithError(err)
+			}
+			return
+		}
+		if n < len(buf) {
+			return
+		}
+	}
+}
+
+// state returns c's state, nil once it has closed.
+func (s *server) state(c *nbio.Conn) *connState {
+	if p, ok := c.Session().(*nbhttp.Parser); ok {
+		if st, ok := p.Conn.(*connState); ok {
+			return st
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns[c]
+}
+
+// onData hands data to the hijacker of c, or to the parser through read,
+// and answers a request read refuses.
+func (s *server) onData(c *nbio.Conn, data []byte) {
+	st := s.state(c)
+	if st == nil {
+		_ = c.Close()
+		return
+	}
+	if h := st.hijacked.Load(); h != nil {
+		h.deliver(data)
+		return
+	}
+	if st.parser == nil && !st.attach(c) {
+		c.DataHandler()(c, data)
+		return
+	}
+	if status, why := st.read(data); status != 0 {
+		refuse(c, status, why)
+		// At once: nbio's parser cannot go on after an error. A client
+		// still sending may get a reset instead of the answer.
+		st.close(errors.New("request refused"))
+	}
+}
+
+// onWritten counts what nbio wrote to c's socket. nbio calls it holding c's
+// lock, from the writing goroutine or the poller.
+func (s *server) onWritten(c *nbio.Conn, _ []byte, n int) {
+	if p, ok := c.Session().(*nbhttp.Parser); ok {
+		if st, ok := p.Conn.(*connState); ok {
+			st.written.Add(int64(n))
+		}
+	}
+}
+
+func (s *server) onClose(c net.Conn, _ error) {
+	if nc, ok := c.(*nbio.Conn); ok {
+		s.mu.Lock()
+		st := s.conns[nc]
+		delete(s.conns, nc)
+		s.mu.Unlock()
+		if st != nil {
+			st.gone.Store(true)
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package nbio
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lesismal/nbio/nbhttp"
+)
+
+// ErrHijack is the error of a Hijack the engine cannot honour: a second
+// Hijack of the same connection, or one from a writer nbio did not make.
+var ErrHijack = errors.New("nbio engine: connection cannot be hijacked")
+
+// writer is the response writer handlers get: nbio's, with a Hijack that
+// hands over a blocking connection (hijackedConn) instead of the event
+// loop's own, so that net/http-style upgrades — github.com/coder/websocket,
+// and so web/websocket — work unchanged.
+type writer struct {
+	http.ResponseWriter
+	status int // the first status written, for Hijack to send
+}
+
+// WriteHeader records the status, which net/http sends at Hijack when it
+// is 101, and passes it on.
+func (w *writer) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Flush sends what is buffered.
+func (w *writer) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Unwrap lets http.ResponseController reach nbio's writer.
+func (w *writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack takes the connection from nbio's HTTP parser: from now its data
+// goes to the returned connection, whose reads block until it comes. As
+// under net/http, a status written before (an upgrade's 101) is sent first,
+// with the header, and the connection's read deadline is cleared; the write
+// timeout still bounds writes that make no progress.
+func (w *writer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	res, ok := w.ResponseWriter.(*nbhttp.Response)
+	if !ok || res.Parser == nil {
+		return nil, nil, ErrHijack
+	}
+	st, ok := res.Parser.Conn.(*connState)
+	if !ok {
+		return nil, nil, ErrHijack
+	}
+	h := &hijackedConn{st: st, ready: make(chan struct{}, 1)}
+	if !st.hijacked.CompareAndSwap(nil, h) {
+		return nil, nil, fmt.Errorf("%w: hijacked already", ErrHijack)
+	}
+	st.deadline.Store(0)
+	_ = st.nc.SetReadDeadline(time.Time{})
+	_, _, _ = res.Hijack() // nbio then writes no response of its own
+	if w.status != 0 {
+		var head bytes.Buffer
+		head.WriteString("HTTP/1.1 " + strconv.Itoa(w.status) + " " + http.StatusText(w.status) + "\r\n")
+		_ = res.Header().Write(&head)
+		head.WriteString("\r\n")
+		if _, err := st.Write(head.Bytes()); err != nil {
+			h.Close()
+			return nil, nil, err
+		}
+	}
+	return h, bufio.NewReadWriter(bufio.NewReader(h), bufio.NewWriter(h)), nil
+}
+
+// maxHijackBuffer is how much data a hijacked connection holds for reads
+// that have not come: nbio reads the socket whether or not the handler
+// does, so a client that sends more than this ahead of the handler has its
+// connection closed (net/http would stop reading and let TCP push back).
+const maxHijackBuffer = 4 << 20
+
+// errHijackBuffer ends a hijacked connection whose client sent too far
+// ahead of the handler's reads.
+var errHijackBuffer = fmt.Errorf("nbio engine: hijacked connection: more than %d bytes sent ahead of reads", maxHijackBuffer)
+
+// hijackedConn is a hijacked connection as a blocking net.Conn: the poller
+// delivers its data, reads wait for it; writes go to nbio, and wait while
+// too much is queued (connState.Write). It is safe for concurrent use.
+type hijackedConn struct {
+	st    *connState
+	ready chan struct{} // signalled when data, an error or a new deadline comes
+
+	mu       sync.Mutex
+	buf      []byte // data delivered; buf[off:] is unread
+	off      int
+	err      error // what reads return once buf is drained
+	deadline time.Time
+	closed   bool
+}
+
+var _ net.Conn = (*hijackedConn)(nil)
+
+func (h *hijackedConn) signal() {
+	select {
+	case h.ready <- struct{}{}:
+	default:
+	}
+}
+
+// deliver keeps a copy of data, which the poller reuses, for Read.
+func (h *hijackedConn) deliver(data []byte) {
+	h.mu.Lock()
+	over := false
+	if h.err == nil {
+		if h.off > 0 && h.off == len(h.buf) {
+			h.buf, h.off = h.buf[:0], 0
+		}
+		if over = len(h.buf)-h.off+len(data) > maxHijackBuffer; over {
+			h.err = errHijackBuffer
+		} else {
+			if h.off > len(h.buf)/2 { // keep the unread part at the front
+				h.buf = h.buf[:copy(h.buf, h.buf[h.off:])]
+				h.off = 0
+			}
+			h.buf = append(h.buf, data...)
+		}
+	}
+	h.mu.Unlock()
+	h.signal()
+	if over {
+		h.st.close(errHijackBuffer)
+	}
+}
+
+// fail makes reads return err once what was delivered has been read.
+func (h *hijackedConn) fail(err error) {
+	h.mu.Lock()
+	if h.err == nil {
+		h.err = err
+	}
+	h.mu.Unlock()
+	h.signal()
+}
+
+// Read waits for data, the connection's end (io.EOF when the client
+// closed it) or the read deadline (os.ErrDeadlineExceeded).
+func (h *hijackedConn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		h.mu.Lock()
+		if h.off < len(h.buf) {
+			n := copy(p, h.buf[h.off:])
+			h.off += n
+			more := h.off < len(h.buf)
+			h.mu.Unlock()
+			if more {
+				h.signal() // for another reader
+			}
+			return n, nil
+		}
+		err, deadline, closed := h.err, h.deadline, h.closed
+		h.mu.Unlock()
+		if closed {
+			return 0, net.ErrClosed
+		}
+		if err != nil {
+			return 0, err
+		}
+		if !h.wait(deadline) {
+			return 0, os.ErrDeadlineExceeded
+		}
+	}
+}
+
+// wait waits for a signal; it reports false if the deadline came first.
+func (h *hijackedConn) wait(deadline time.Time) bool {
+	if deadline.IsZero() {
+		<-h.ready
+		return true
+	}
+	d := time.Until(deadline)
+	if d <= 0 {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-h.ready:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// Write writes p, waiting while more than maxQueued bytes wait for the
+// socket.
+func (h *hijackedConn) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed || h.st.gone.Load() {
+		return 0, net.ErrClosed
+	}
+	return h.st.Write(p)
+}
+
+// Close closes the connection; what nbio has queued is dropped.
+func (h *hijackedConn) Close() error {
+	h.mu.Lock()
+	already := h.closed
+	h.closed = true
+	h.mu.Unlock()
+	if already {
+		return net.ErrClosed
+	}
+	h.signal()
+	h.st.close(nil)
+	return nil
+}
+
+func (h *hijackedConn) LocalAddr() net.Addr  { return h.st.nc.LocalAddr() }
+func (h *hijackedConn) RemoteAddr() net.Addr { return h.st.nc.RemoteAddr() }
+
+// SetDeadline sets the read deadline; writes are bounded by the server's
+// write timeout, not by deadlines.
+func (h *hijackedConn) SetDeadline(t time.Time) error { return h.SetReadDeadline(t) }
+
+// SetReadDeadline sets when blocked and future reads fail with
+// os.ErrDeadlineExceeded; a zero t clears it.
+func (h *hijackedConn) SetReadDeadline(t time.Time) error {
+	h.mu.Lock()
+	h.deadline = t
+	h.mu.Unlock()
+	h.signal()
+	return nil
+}
+
+// SetWriteDeadline is accepted and ignored: writes are bounded by the
+// server's write timeout.
+func (h *hijackedConn) SetWriteDeadline(time.Time) error { return nil }
