@@ -27,7 +27,7 @@ func onBothEngines(models []string) []string {
 // Each call returns fresh values, so callers may change them.
 func Catalogue() []*Scenario {
 	return append([]*Scenario{
-		caskAB(), caskSleep(), caskStatic(), caskTodo(), spring500ms(), cpuBound(), pinning(), overload(), hello(), idleConns(),
+		caskAB(), caskSleep(), caskStatic(), caskTodo(), spring500ms(), cpuBound(), pinning(), overload(), stepLoad(), hello(), idleConns(),
 	}, actorEchoScenarios()...)
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/loomrt/loom/load"
 	"github.com/loomrt/loom/web"
 )
 
@@ -147,6 +148,18 @@ func testCatalogue() []*Scenario {
 				Service: 50 * time.Millisecond,
 			},
 			Limit: waitLimit, Targets: get("/"), ExpectBody: "Hello World!", Serve: serveSleep("/"),
+		},
+		{
+			Name: "test-step", Workload: "GET / sleeps 20 ms; the offered rate steps up and back down", Quick: Plan{
+				Models: []string{"adaptive", "virtual"},
+				Phases: []load.Phase{
+					{Rate: 40, Duration: 400 * time.Millisecond},
+					{Rate: 120, Duration: 400 * time.Millisecond},
+					{Rate: 40, Duration: 400 * time.Millisecond},
+				},
+				Duration: 1200 * time.Millisecond, Timeout: 5 * time.Second, Service: 20 * time.Millisecond,
+			},
+			Limit: noLimit, Targets: get("/"), ExpectBody: "Hello World!", Serve: serveSleep("/"),
 		},
 	}
 }

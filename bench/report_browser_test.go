@@ -54,9 +54,11 @@ type chartState struct {
 // A full `loom bench --quick` takes about two minutes, too long for every
 // CI run under the race detector, so the report comes from the same code
 // path — Run, then WriteFiles — over two tiny scenarios of the test
-// catalogue with two models each, served by real child processes.
+// catalogue with two models each, served by real child processes, and a
+// tiny step load under adaptive, whose report adds the limit, goodput and
+// executor charts over time.
 func TestReportInBrowser(t *testing.T) {
-	report := runTest(t, "test-ok", "test-sleep")
+	report := runTest(t, "test-ok", "test-sleep", "test-step")
 	paths, err := WriteFiles(t.TempDir(), report)
 	if err != nil {
 		t.Fatalf("WriteFiles: %v", err)
@@ -70,9 +72,12 @@ func TestReportInBrowser(t *testing.T) {
 				t.Fatalf("%s under %s: %s (%s); want every run ok, so that every chart has data", sc.Name, run.Model, run.Status, run.Failure)
 			}
 		}
-		for _, kind := range []string{"throughput", "latency", "rss", "threads"} {
+		for _, kind := range chartKinds(sc) {
 			wantIDs = append(wantIDs, fmt.Sprintf("s%d%s", i, kind))
 		}
+	}
+	if step := report.Scenarios[len(report.Scenarios)-1]; !slices.Contains(chartKinds(step), "limit") {
+		t.Fatalf("%s: no adaptive limit sampled, so no limit chart to check", step.Name)
 	}
 
 	tab := browsertest.Start(t)
@@ -99,7 +104,7 @@ func TestReportInBrowser(t *testing.T) {
 		}
 	}
 	if !slices.Equal(gotIDs, wantIDs) {
-		t.Errorf("charts: got %q; want %q (4 per scenario)", gotIDs, wantIDs)
+		t.Errorf("charts: got %q; want %q (4 per scenario, 7 for the step)", gotIDs, wantIDs)
 	}
 
 	// The throughput bars are the report's figures; the time series have a
@@ -128,13 +133,17 @@ func TestReportInBrowser(t *testing.T) {
 				t.Errorf("%s throughput bars: got %v; want %v req/s", sc.Name, got, want)
 			}
 		}
-		for _, kind := range []string{"latency", "rss", "threads"} {
+		for _, kind := range chartKinds(sc)[1:] {
 			var got []string
 			for _, s := range byID[fmt.Sprintf("s%d%s", i, kind)].Series {
 				got = append(got, s.Name)
 			}
-			if !slices.Equal(got, models) {
-				t.Errorf("%s %s chart: got series %q; want one per model %q", sc.Name, kind, got, models)
+			want := models
+			if kind == "limit" {
+				want = []string{"adaptive"} // the only model with a limit
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s %s chart: got series %q; want %q", sc.Name, kind, got, want)
 			}
 		}
 	}
@@ -148,4 +157,18 @@ func TestReportInBrowser(t *testing.T) {
 	if len(tab.Requests()) == 0 {
 		t.Errorf("no request recorded, not even the page's own: the recording is broken")
 	}
+}
+
+// chartKinds lists the charts report.html draws for sc, in order: four for
+// every scenario, the adaptive limit when a run reported one, and goodput
+// and the executor's tasks over time for a load whose rate changes.
+func chartKinds(sc ScenarioResult) []string {
+	kinds := []string{"throughput", "latency", "rss", "threads"}
+	if hasLimit(sc) {
+		kinds = append(kinds, "limit")
+	}
+	if len(sc.Plan.Phases) > 0 {
+		kinds = append(kinds, "goodput", "executor")
+	}
+	return kinds
 }

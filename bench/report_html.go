@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -139,21 +140,43 @@ func scenarioCharts(i int, sc ScenarioResult) []string {
 		latency.AddSeries(run.Model, points)
 	}
 
-	series := func(kind, title, unit string, value func(Sample) float64) *charts.Line {
+	// Where the offered rate changes, a vertical line on each time series.
+	lineOpts := []charts.SeriesOpts{charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)})}
+	if len(sc.Plan.Phases) > 1 {
+		var steps []opts.MarkLineNameXAxisItem
+		var at time.Duration
+		for _, ph := range sc.Plan.Phases[:len(sc.Plan.Phases)-1] {
+			at += ph.Duration
+			steps = append(steps, opts.MarkLineNameXAxisItem{Name: "step", XAxis: round(at.Seconds(), 2)})
+		}
+		lineOpts = append(lineOpts, charts.WithMarkLineNameXAxisItemOpts(steps...),
+			charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"}}))
+	}
+	newTimeChart := func(kind, title, unit string) *charts.Line {
 		line := charts.NewLine()
 		line.SetGlobalOptions(size(kind), tooltip, legend, grid,
 			charts.WithTitleOpts(opts.Title{Title: title}),
 			charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "s"}),
 			charts.WithYAxisOpts(opts.YAxis{Name: unit}))
+		return line
+	}
+	series := func(kind, title, unit string, value func(Sample) float64) *charts.Line {
+		line := newTimeChart(kind, title, unit)
 		for _, run := range sc.Runs {
 			if kind == "limit" && !runHasLimit(run) {
 				continue // the other models have no moving limit to draw
 			}
+			if kind == "executor" && (IsPeer(run.Model) || !runHasRuntime(run)) {
+				continue // peers report no executor
+			}
 			var points []opts.LineData
 			for _, s := range run.Server.Samples {
+				if kind == "executor" && !s.RuntimeOK {
+					continue
+				}
 				points = append(points, opts.LineData{Value: []any{round(s.At.Seconds(), 2), round(value(s), 2)}})
 			}
-			line.AddSeries(run.Model, points, charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)}))
+			line.AddSeries(run.Model, points, lineOpts...)
 		}
 		return line
 	}
@@ -164,6 +187,25 @@ func scenarioCharts(i int, sc ScenarioResult) []string {
 	if hasLimit(sc) {
 		snippets = append(snippets, series("limit", "adaptive limit over time", "tasks",
 			func(s Sample) float64 { return float64(s.Limit) }).RenderSnippet())
+	}
+	if len(sc.Plan.Phases) > 0 {
+		// Goodput per half second, from the generator's counts.
+		goodput := newTimeChart("goodput", "goodput over time (req/s, per 0.5 s)", "req/s")
+		for _, run := range sc.Runs {
+			served := servedAt(run.Client)
+			if served == nil {
+				continue
+			}
+			var points []opts.LineData
+			last := run.Client[len(run.Client)-1].At
+			for t := goodputSlice; t <= last; t += goodputSlice {
+				perSecond := (served(t) - served(t-goodputSlice)) / goodputSlice.Seconds()
+				points = append(points, opts.LineData{Value: []any{round(t.Seconds(), 2), round(perSecond, 1)}})
+			}
+			goodput.AddSeries(run.Model, points, lineOpts...)
+		}
+		snippets = append(snippets, goodput.RenderSnippet(), series("executor", "executor: tasks running + queued", "tasks",
+			func(s Sample) float64 { return float64(s.InFlight + s.Queued) }).RenderSnippet())
 	}
 	var out []string
 	for _, snip := range snippets {
@@ -176,6 +218,13 @@ func scenarioCharts(i int, sc ScenarioResult) []string {
 func hasLimit(sc ScenarioResult) bool {
 	return slices.ContainsFunc(sc.Runs, runHasLimit)
 }
+
+func runHasRuntime(run ModelRun) bool {
+	return slices.ContainsFunc(run.Server.Samples, func(s Sample) bool { return s.RuntimeOK })
+}
+
+// goodputSlice is the time slice of the goodput chart.
+const goodputSlice = 500 * time.Millisecond
 
 func runHasLimit(run ModelRun) bool {
 	return slices.ContainsFunc(run.Server.Samples, func(s Sample) bool { return s.Limit > 0 })

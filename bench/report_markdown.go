@@ -37,6 +37,10 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 				fmt.Fprintf(ew, "\n> %s\n", note)
 			}
 		}
+		if steps := stepRows(sc); steps != nil {
+			fmt.Fprintf(ew, "\n%s\n\n", stepDefinition)
+			writeMarkdownTable(ew, steps)
+		}
 		fmt.Fprintf(ew, "\n**Verdict:** %s\n", sc.Verdict)
 		for _, run := range sc.Runs {
 			if run.Status == StatusCrashed && len(run.Stderr) > 0 {
@@ -46,4 +50,18 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		}
 	}
 	return ew.err
+}
+
+// writeMarkdownTable writes rows, the first the header, as a Markdown table.
+func writeMarkdownTable(w io.Writer, rows [][]string) {
+	for i, row := range rows {
+		cells := make([]string, len(row))
+		for j, c := range row {
+			cells[j] = strings.ReplaceAll(c, "|", `\|`)
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		if i == 0 {
+			fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(row)))
+		}
+	}
 }

@@ -29,6 +29,10 @@ func WriteText(w io.Writer, r *Report) error {
 				fmt.Fprintf(ew, "   note: %s\n", note)
 			}
 		}
+		if steps := stepRows(sc); steps != nil {
+			fmt.Fprintf(ew, "   %s\n", stepDefinition)
+			writeTable(ew, "   ", steps)
+		}
 		for _, run := range sc.Runs {
 			if run.Status == StatusCrashed && len(run.Stderr) > 0 {
 				fmt.Fprintf(ew, "   %s stderr (last lines):\n", run.Model)
@@ -48,7 +52,14 @@ func describePlan(p Plan) string {
 	if p.Idle > 0 {
 		parts[0] += " beside " + count(int64(p.Idle)) + " idle"
 	}
-	if p.Rate > 0 {
+	switch {
+	case len(p.Phases) > 0:
+		var phases []string
+		for _, ph := range p.Phases {
+			phases = append(phases, count(int64(ph.Rate))+" req/s for "+ph.Duration.String())
+		}
+		return "open loop at " + strings.Join(phases, ", then ")
+	case p.Rate > 0:
 		parts = []string{"open loop at " + count(int64(p.Rate)) + " req/s"}
 	}
 	if p.Requests > 0 {

@@ -83,6 +83,12 @@ type ModelRun struct {
 	// Idle is what the plan's idle connections cost the server; nil when
 	// the plan holds none.
 	Idle *IdleStats `json:"idle,omitempty"`
+	// Client is the generator's count over time; recorded only in
+	// scenarios whose rate changes (Plan.Phases).
+	Client []ClientSample `json:"client,omitempty"`
+	// Steps says how the run settled after each change of rate; empty
+	// unless the plan has phases.
+	Steps []StepResult `json:"steps,omitempty"`
 	// Load is the generator's full result: status counts, errors by kind,
 	// the encoded HDR histogram and the per-second timeline.
 	Load *load.Result `json:"load,omitempty"`
@@ -153,4 +159,19 @@ type Sample struct {
 	HeapBytes  uint64 `json:"heap_bytes,omitempty"`
 	// Limit is the adaptive executor's limit; 0 for other models.
 	Limit int `json:"executor_limit,omitempty"`
+	// The executor's Stats: tasks running (InFlight) and queued now, and
+	// those rejected and expired since the server started. Peers report
+	// none.
+	InFlight int    `json:"executor_in_flight,omitempty"`
+	Queued   int    `json:"executor_queued,omitempty"`
+	Rejected uint64 `json:"executor_rejected,omitempty"`
+	Expired  uint64 `json:"executor_expired,omitempty"`
+}
+
+// ClientSample is the load generator's count at one moment of a run, about
+// every 100 ms: what goodput over time is drawn and judged from.
+type ClientSample struct {
+	At     time.Duration `json:"at_ns"`  // since the load started
+	Served int64         `json:"served"` // requests served so far
+	Failed int64         `json:"failed"` // requests failed so far
 }

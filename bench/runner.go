@@ -233,6 +233,7 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 		Targets:     targets,
 		Connections: p.Connections,
 		Rate:        p.Rate,
+		Phases:      p.Phases,
 		Requests:    p.Requests,
 		Duration:    p.Duration,
 		Timeout:     p.Timeout,
@@ -241,6 +242,16 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 	}
 	if sc.ExpectStatus != nil {
 		cfg.ExpectStatus = sc.ExpectStatus
+	}
+	if len(p.Phases) > 0 {
+		// Goodput over time, from the counts the generator reports; Run
+		// calls Progress from one goroutine and has stopped it on return.
+		cfg.Progress = func(pr load.Progress) {
+			run.Client = append(run.Client, ClientSample{At: pr.Elapsed, Served: pr.Done - pr.Errors, Failed: pr.Errors})
+			if onProgress != nil {
+				onProgress(pr)
+			}
+		}
 	}
 
 	sampling := startSampler(ctx, srv.cmd.Process.Pid, srv.metricsAddr, time.Now())
@@ -288,6 +299,10 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 	}
 	if bound := modelCap(j.model, p); bound > 0 {
 		run.ModelCap = bound
+	}
+	if len(p.Phases) > 0 {
+		run.Client = append(run.Client, ClientSample{At: res.Elapsed, Served: res.Requests, Failed: res.Errors.Total()})
+		run.Steps = settle(p.Phases, sc.Limit(p).PerSecond, run)
 	}
 	if run.Status == "" {
 		switch {

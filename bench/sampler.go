@@ -88,6 +88,8 @@ func (s *sampler) sampleOnce(ctx context.Context) bool {
 			sample.GCCycles = snap.GCCycles
 			sample.HeapBytes = snap.HeapObjectsBytes
 			sample.Limit = int(snap.ExecutorLimit)
+			sample.InFlight, sample.Queued = int(snap.ExecutorRunning), int(snap.ExecutorQueued)
+			sample.Rejected, sample.Expired = snap.ExecutorRejected, snap.ExecutorExpired
 		}
 	}
 	s.mu.Lock()

@@ -73,6 +73,10 @@ type Plan struct {
 	// this many per second whatever the server does (Connections is then
 	// unused), and latency counts from each request's scheduled start.
 	Rate float64 `json:"rate,omitempty"`
+	// Phases, when not empty, make the load an open loop whose rate
+	// changes (load.Config.Phases); Rate is then 0, and Duration their
+	// total.
+	Phases []load.Phase `json:"phases,omitempty"`
 	// Requests stops a run after this many requests; 0: no count.
 	Requests int64 `json:"requests,omitempty"`
 	// Duration stops a run after this long, whatever Requests says, so that

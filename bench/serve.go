@@ -136,9 +136,15 @@ func Serve(ctx context.Context, cfg ServeConfig, out io.Writer) (err error) {
 	if err != nil {
 		return errors.Join(fmt.Errorf("listen for metrics: %w", err), ln.Close(), app.Shutdown(context.WithoutCancel(ctx)))
 	}
-	// The adaptive executor's limit, for its chart over time.
-	limit := func(s *runtimestats.Snapshot) { s.ExecutorLimit = uint64(max(exec.Stats().Limit, 0)) }
-	metrics := &http.Server{Handler: runtimestats.HandlerWith(limit), ReadHeaderTimeout: 10 * time.Second}
+	// The executor's figures over time: the adaptive limit and what it
+	// admits, queues and turns away.
+	executor := func(s *runtimestats.Snapshot) {
+		st := exec.Stats()
+		s.ExecutorLimit = uint64(max(st.Limit, 0))
+		s.ExecutorRunning, s.ExecutorQueued = uint64(max(st.Running, 0)), uint64(max(st.Queued, 0))
+		s.ExecutorRejected, s.ExecutorExpired = st.Rejected, st.Expired
+	}
+	metrics := &http.Server{Handler: runtimestats.HandlerWith(executor), ReadHeaderTimeout: 10 * time.Second}
 	metricsDone := make(chan error, 1)
 	go func() { metricsDone <- metrics.Serve(mln) }()
 	defer func() {

@@ -25,6 +25,9 @@ func judge(sr *ScenarioResult) {
 		sr.Best = best.Model
 	}
 	sr.Verdict = verdict(sr, best)
+	if steps := stepVerdict(sr); steps != "" {
+		sr.Verdict += " " + steps
+	}
 }
 
 // bestRun is the fastest run that served without errors, or, if none did,

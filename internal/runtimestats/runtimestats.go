@@ -54,6 +54,13 @@ type Snapshot struct {
 	// when the server reports one (HandlerWith); 0 otherwise. Not a
 	// runtime figure: Read leaves it 0.
 	ExecutorLimit uint64 `json:"executor_limit,omitempty"`
+	// ExecutorRunning, ExecutorQueued, ExecutorRejected and ExecutorExpired
+	// are the server's executor Stats (Running, Queued, Rejected, Expired),
+	// when the server reports them (HandlerWith); 0 otherwise.
+	ExecutorRunning  uint64 `json:"executor_running,omitempty"`
+	ExecutorQueued   uint64 `json:"executor_queued,omitempty"`
+	ExecutorRejected uint64 `json:"executor_rejected,omitempty"`
+	ExecutorExpired  uint64 `json:"executor_expired,omitempty"`
 }
 
 // names lists the metrics Read takes, in the order of the fields they fill.
