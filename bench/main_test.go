@@ -66,6 +66,8 @@ func testCatalogue() []*Scenario {
 	slow.Duration, slow.Timeout = time.Second, 50*time.Millisecond
 	idle := one
 	idle.Idle, idle.Models = 20, []string{"virtual", "nbio/virtual"}
+	withUnloaded := one
+	withUnloaded.UnloadedRate, withUnloaded.UnloadedDuration = 50, 300*time.Millisecond
 	noLimit := func(Plan) Limit { return Limit{Formula: "none"} }
 	marker := func(_ context.Context, app *web.App, _ Plan, _ string) (func() error, error) {
 		app.Get("/", func(w http.ResponseWriter, _ *http.Request) error {
@@ -77,6 +79,10 @@ func testCatalogue() []*Scenario {
 	return []*Scenario{
 		{
 			Name: "test-ok", Workload: "GET / answers with a marker", Full: tiny, Quick: tiny,
+			Limit: noLimit, Targets: get("/"), ExpectBody: "marker", Serve: marker,
+		},
+		{
+			Name: "test-unloaded", Workload: "GET / answers with a marker, after an unloaded phase", Full: withUnloaded, Quick: withUnloaded,
 			Limit: noLimit, Targets: get("/"), ExpectBody: "marker", Serve: marker,
 		},
 		{

@@ -41,6 +41,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(ew, "\n%s\n\n", stepDefinition)
 			writeMarkdownTable(ew, steps)
 		}
+		if note := unloadedNote(sc); note != "" {
+			fmt.Fprintf(ew, "\n%s.\n", note)
+		}
 		fmt.Fprintf(ew, "\n**Verdict:** %s\n", sc.Verdict)
 		for _, run := range sc.Runs {
 			if run.Status == StatusCrashed && len(run.Stderr) > 0 {

@@ -41,6 +41,9 @@ func WriteText(w io.Writer, r *Report) error {
 				}
 			}
 		}
+		if note := unloadedNote(sc); note != "" {
+			fmt.Fprintf(ew, "   %s\n", note)
+		}
 		fmt.Fprintf(ew, "   verdict: %s\n", sc.Verdict)
 	}
 	return ew.err

@@ -78,6 +78,9 @@ type ModelRun struct {
 
 	// Latency holds percentiles of served requests (50, 90, 99, 99.9, 100).
 	Latency []Percentile `json:"latency"`
+	// Unloaded holds the same percentiles of the plan's unloaded phase,
+	// when it has one (Plan.UnloadedRate); nil otherwise.
+	Unloaded []Percentile `json:"unloaded_latency,omitempty"`
 	// Server is what the server process used.
 	Server ServerStats `json:"server"`
 	// Idle is what the plan's idle connections cost the server; nil when
@@ -105,8 +108,13 @@ var latencyPoints = []float64{50, 75, 90, 95, 99, 99.9, 99.99, 100}
 
 // LatencyAt returns the latency at percentile p among r's recorded points,
 // or 0 if it was not recorded.
-func (r *ModelRun) LatencyAt(p float64) time.Duration {
-	for _, pt := range r.Latency {
+func (r *ModelRun) LatencyAt(p float64) time.Duration { return at(r.Latency, p) }
+
+// UnloadedAt is LatencyAt for the unloaded phase.
+func (r *ModelRun) UnloadedAt(p float64) time.Duration { return at(r.Unloaded, p) }
+
+func at(points []Percentile, p float64) time.Duration {
+	for _, pt := range points {
 		if pt.Percentile == p {
 			return pt.Latency
 		}

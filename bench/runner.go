@@ -254,6 +254,9 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 		}
 	}
 
+	if p.UnloadedRate > 0 {
+		run.Unloaded = unloaded(ctx, cfg, p)
+	}
 	sampling := startSampler(ctx, srv.cmd.Process.Pid, srv.metricsAddr, time.Now())
 	loadCtx, cancelLoad := context.WithCancel(ctx)
 	watchDone := make(chan struct{})
@@ -294,9 +297,7 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 	}
 	run.Load = res
 	run.Requests, run.Errors, run.Throughput = res.Requests, res.Errors.Total(), res.RequestsPerSec
-	for _, pct := range latencyPoints {
-		run.Latency = append(run.Latency, Percentile{Percentile: pct, Latency: res.Percentile(pct)})
-	}
+	run.Latency = percentiles(res)
 	if bound := modelCap(j.model, p); bound > 0 {
 		run.ModelCap = bound
 	}

@@ -90,6 +90,12 @@ type Plan struct {
 	// MaxThreads, when positive, is the server's OS thread limit
 	// (debug.SetMaxThreads); 0 keeps Go's default, 10,000.
 	MaxThreads int `json:"max_threads,omitempty"`
+	// UnloadedRate, when positive, makes each run begin with an open loop
+	// at this many requests a second for UnloadedDuration on the same
+	// server, unmeasured but for its latency: the reference the loaded
+	// latency is set beside (ModelRun.Unloaded). 0: no such phase.
+	UnloadedRate     float64       `json:"unloaded_rate,omitempty"`
+	UnloadedDuration time.Duration `json:"unloaded_duration_ns,omitempty"`
 }
 
 // Limit is a scenario's physical limit for one plan.
@@ -111,10 +117,10 @@ func (p Plan) expectedRuntime(limit float64) time.Duration {
 	if p.Requests > 0 && limit > 0 {
 		d := time.Duration(float64(p.Requests) / limit * float64(time.Second))
 		if p.Duration == 0 || d < p.Duration {
-			return d
+			return p.UnloadedDuration + d
 		}
 	}
-	return p.Duration
+	return p.UnloadedDuration + p.Duration
 }
 
 // Concurrency returns how many requests a model lets run at once: the N of

@@ -16,6 +16,10 @@ const (
 	overloadHold     = 10 * time.Millisecond
 	overloadCapacity = overloadSlots * int(time.Second/overloadHold) // requests per second
 	overloadBody     = "query done"
+	// overloadUnloadedRate is the load of the unloaded phase each run
+	// begins with, whose p99 the loaded p99 is judged against: a fifth of
+	// capacity, at which 10 slots almost never make a request wait.
+	overloadUnloadedRate = float64(overloadCapacity) / 5
 )
 
 // serveOverload answers GET /query after holding one of overloadSlots for

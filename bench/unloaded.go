@@ -1,0 +1,50 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/loomrt/loom/load"
+)
+
+// unloaded runs a plan's unloaded phase against a server under test with the
+// load cfg, and returns its latency percentiles; nil when no request was
+// served, or some failed, since then it is no reference.
+func unloaded(ctx context.Context, cfg load.Config, p Plan) []Percentile {
+	cfg.Connections, cfg.Requests, cfg.Progress = 0, 0, nil
+	cfg.Rate, cfg.Duration = p.UnloadedRate, p.UnloadedDuration
+	res, err := load.Run(ctx, cfg)
+	if err != nil || res.Requests == 0 || res.Errors.Total() > 0 {
+		return nil
+	}
+	return percentiles(res)
+}
+
+func percentiles(res *load.Result) []Percentile {
+	points := make([]Percentile, 0, len(latencyPoints))
+	for _, pct := range latencyPoints {
+		points = append(points, Percentile{Percentile: pct, Latency: res.Percentile(pct)})
+	}
+	return points
+}
+
+// unloadedNote sets each run's p99 beside the p99 of its unloaded phase:
+// "p99 ÷ unloaded p99 (200 req/s for 5s first): adaptive 61ms ÷ 20ms = 3.0×;
+// …". It returns "" when no run had an unloaded phase.
+func unloadedNote(sc ScenarioResult) string {
+	var parts []string
+	for _, r := range sc.Runs {
+		switch loaded, ref := r.LatencyAt(99), r.UnloadedAt(99); {
+		case ref > 0 && loaded > 0:
+			parts = append(parts, fmt.Sprintf("%s %s ÷ %s = %.1f×", r.Model, fmtLatency(loaded), fmtLatency(ref), float64(loaded)/float64(ref)))
+		case sc.Plan.UnloadedRate > 0 && r.Status != StatusCrashed && r.Status != StatusFailed:
+			parts = append(parts, r.Model+" no unloaded reference (its requests failed)")
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("p99 ÷ unloaded p99 (%s req/s for %s on the same server first): %s",
+		rate(sc.Plan.UnloadedRate), sc.Plan.UnloadedDuration, strings.Join(parts, "; "))
+}

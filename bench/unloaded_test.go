@@ -1,0 +1,44 @@
+package bench
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// A plan with an unloaded phase records its latency beside the loaded one,
+// and the reports set the two p99s side by side; a plan without records
+// nothing.
+func TestRunMeasuresTheUnloadedPhase(t *testing.T) {
+	report := runTest(t, "test-unloaded", "test-ok")
+	byName := map[string]ScenarioResult{}
+	for _, sc := range report.Scenarios {
+		byName[sc.Name] = sc
+	}
+	withPhase, without := byName["test-unloaded"], byName["test-ok"]
+	if len(withPhase.Runs) != 1 {
+		t.Fatalf("test-unloaded: %d runs; want 1", len(withPhase.Runs))
+	}
+	run := withPhase.Runs[0]
+	if run.Status != StatusOK {
+		t.Fatalf("test-unloaded: status %s (%s); want ok", run.Status, run.Failure)
+	}
+	if run.UnloadedAt(99) <= 0 || run.UnloadedAt(50) > run.UnloadedAt(99) {
+		t.Errorf("unloaded p50 %v, p99 %v; want 0 < p50 <= p99", run.UnloadedAt(50), run.UnloadedAt(99))
+	}
+	for _, r := range without.Runs {
+		if r.Unloaded != nil {
+			t.Errorf("test-ok %s: unloaded latency %v; want none without an unloaded phase", r.Model, r.Unloaded)
+		}
+	}
+	var text bytes.Buffer
+	if err := WriteText(&text, report); err != nil {
+		t.Fatal(err)
+	}
+	if want := "p99 ÷ unloaded p99 (50.0 req/s for 300ms on the same server first): virtual "; !strings.Contains(text.String(), want) {
+		t.Errorf("text report lacks %q:\n%s", want, text.String())
+	}
+	if got := strings.Count(text.String(), "unloaded p99"); got != 1 {
+		t.Errorf("text report names the unloaded p99 %d times; want once, for test-unloaded", got)
+	}
+}
