@@ -26,9 +26,10 @@ func onBothEngines(models []string) []string {
 // Catalogue returns the scenarios of `loom bench`, in the order they run.
 // Each call returns fresh values, so callers may change them.
 func Catalogue() []*Scenario {
-	return append([]*Scenario{
+	return []*Scenario{
 		caskAB(), caskSleep(), caskStatic(), caskTodo(), spring500ms(), cpuBound(), pinning(), overload(), stepLoad(), hello(), idleConns(),
-	}, actorEchoScenarios()...)
+		actorEcho(),
+	}
 }
 
 // Lookup returns the scenario of the catalogue named name.

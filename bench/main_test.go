@@ -149,6 +149,22 @@ func testCatalogue() []*Scenario {
 			},
 		},
 		{
+			Name: "test-own-models", Workload: "GET / names the model of its own vocabulary it serves, and LOOM_EXECUTOR; the marker is beta's",
+			Full: one, Quick: one, Limit: noLimit, Targets: get("/"), ExpectBody: "model=beta executor=pool:3;",
+			ServeModel: func(model string) (ServeFunc, error) {
+				if model != "alpha" && model != "beta" && model != "virtual" {
+					return nil, fmt.Errorf("model %q: want alpha, beta or virtual", model)
+				}
+				return func(_ context.Context, app *web.App, _ Plan, _ string) (func() error, error) {
+					app.Get("/", func(w http.ResponseWriter, _ *http.Request) error {
+						_, err := fmt.Fprintf(w, "model=%s executor=%s;", model, os.Getenv("LOOM_EXECUTOR"))
+						return err
+					})
+					return nil, nil
+				}, nil
+			},
+		},
+		{
 			Name: "test-sleep", Workload: "GET / sleeps 50 ms", Quick: Plan{
 				Models: []string{"virtual", "pool:2"}, Connections: 4, Duration: 300 * time.Millisecond,
 				Service: 50 * time.Millisecond,

@@ -30,6 +30,9 @@ func peerArgs(j job) []string {
 	if j.plan.MaxThreads > 0 {
 		args = append(args, "-max-threads", strconv.Itoa(j.plan.MaxThreads))
 	}
+	if j.scenario.Peer == actorEchoPeer {
+		args = append(args, "-pairs", strconv.Itoa(j.plan.Connections))
+	}
 	return args
 }
 

@@ -37,6 +37,8 @@ type ScenarioResult struct {
 	// without errors (or among all that served, if none was clean).
 	Best    string `json:"best,omitempty"`
 	Verdict string `json:"verdict"`
+
+	ratios [][2]string // the scenario's Ratios, for the verdict
 }
 
 // Status says how a run ended.

@@ -38,8 +38,8 @@ type Options struct {
 	Env []string
 
 	// PeerServer is the path of a built bench/peers peer-server; empty
-	// means no peer runs. Peers lists its frameworks; empty means
-	// DefaultPeers.
+	// means no peer runs. Peers lists its frameworks; empty means each
+	// scenario's Peers, else DefaultPeers.
 	PeerServer string
 	Peers      []string
 
@@ -55,7 +55,9 @@ type Options struct {
 	Notes []string
 }
 
-// DefaultPeers are the peer frameworks bench/peers serves.
+// DefaultPeers are the peer web frameworks bench/peers serves, the peers of
+// a scenario whose Peers does not name its own (actor-echo's actor
+// libraries).
 var DefaultPeers = []string{"nethttp", "chi", "gin", "echo"}
 
 // startTimeout bounds how long a server under test may take to listen.
@@ -142,12 +144,8 @@ func plan(opts Options) ([]job, error) {
 			}
 		}
 	}
-	if err := checkModels(opts.Models); err != nil {
+	if err := checkModels(selected, opts.Models); err != nil {
 		return nil, err
-	}
-	peers := opts.Peers
-	if len(peers) == 0 {
-		peers = DefaultPeers
 	}
 	var jobs []job
 	for _, s := range selected {
@@ -156,6 +154,14 @@ func plan(opts Options) ([]job, error) {
 		if len(opts.Models) > 0 {
 			models = opts.Models
 		} else if opts.PeerServer != "" && s.Peer != "" {
+			peers := opts.Peers
+			switch {
+			case len(peers) > 0:
+			case len(s.Peers) > 0:
+				peers = s.Peers
+			default:
+				peers = DefaultPeers
+			}
 			for _, peer := range peers {
 				if len(s.Peers) == 0 || slices.Contains(s.Peers, peer) {
 					models = append(models, "peer:"+peer)
@@ -180,12 +186,15 @@ func plan(opts Options) ([]job, error) {
 	return jobs, nil
 }
 
-// checkModels checks each model once, so that a typo is one error before
-// anything starts rather than a failed server in every scenario.
-func checkModels(models []string) error {
+// checkModels checks each model for each selected scenario, so that a typo
+// is one error before anything starts rather than a failed server in every
+// scenario.
+func checkModels(scenarios []*Scenario, models []string) error {
 	for _, m := range models {
-		if err := checkModel(m); err != nil {
-			return fmt.Errorf("%w: %w", ErrBadModel, err)
+		for _, s := range scenarios {
+			if err := s.checkModel(m); err != nil {
+				return fmt.Errorf("%w: %w", ErrBadModel, err)
+			}
 		}
 	}
 	return nil
@@ -194,7 +203,7 @@ func checkModels(models []string) error {
 func newScenarioResult(s *Scenario, p Plan) ScenarioResult {
 	return ScenarioResult{
 		Name: s.Name, Workload: s.Workload, Seed: s.Seed, Changes: s.Changes,
-		Plan: p, Limit: s.Limit(p),
+		Plan: p, Limit: s.Limit(p), ratios: s.Ratios,
 	}
 }
 
@@ -213,8 +222,11 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 	if IsPeer(j.model) {
 		path, args = opts.PeerServer, peerArgs(j)
 	}
-	engine, spec := splitModel(j.model)
-	env := append(append(append(os.Environ(), j.scenario.Env...), opts.Env...), "LOOM_EXECUTOR="+spec, web.EngineEnv+"="+engine)
+	env := append(append(os.Environ(), j.scenario.Env...), opts.Env...)
+	if j.scenario.ServeModel == nil {
+		engine, spec := splitModel(j.model)
+		env = append(env, "LOOM_EXECUTOR="+spec, web.EngineEnv+"="+engine)
+	}
 	srv, err := startChild(ctx, path, args, env, startTimeout)
 	if err != nil {
 		run.Status, run.Failure = StatusFailed, err.Error()

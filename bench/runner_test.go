@@ -152,6 +152,40 @@ func TestRunHoldsIdleConnections(t *testing.T) {
 	}
 }
 
+// TestRunServesTheScenariosOwnModels runs a scenario whose models are its
+// own (Scenario.ServeModel): each run's server serves the model it was
+// given, and LOOM_EXECUTOR is left as the runner had it rather than set to a
+// model no executor spec could parse.
+func TestRunServesTheScenariosOwnModels(t *testing.T) {
+	t.Setenv("LOOM_EXECUTOR", "pool:3")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{
+		Scenarios: []string{"test-own-models"}, Models: []string{"alpha", "beta"}, Quick: true,
+		Executable: exe, Env: []string{serveEnv + "=1"}, Catalogue: testCatalogue(),
+	}
+	report, err := Run(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := report.Scenarios[0].Runs
+	if len(runs) != 2 {
+		t.Fatalf("%d runs; want 2", len(runs))
+	}
+	if r := runs[0]; r.Status != StatusFailed || !strings.Contains(r.Failure, "body without the marker") {
+		t.Errorf("alpha: status %s (%s); want failed, every body naming alpha", r.Status, r.Failure)
+	}
+	if r := runs[1]; r.Model != "beta" || r.Status != StatusOK {
+		t.Errorf("beta: model %q status %s (%s); want ok", r.Model, r.Status, r.Failure)
+	}
+	opts.Models = []string{"beta", "pool:2"}
+	if _, err := Run(t.Context(), opts); !errors.Is(err, ErrBadModel) || !strings.Contains(err.Error(), `"pool:2"`) {
+		t.Errorf("Run(--models beta,pool:2) = %v; want ErrBadModel naming pool:2", err)
+	}
+}
+
 func TestCheckModel(t *testing.T) {
 	tests := []struct {
 		model   string

@@ -54,13 +54,43 @@ type Scenario struct {
 	// Serve mounts the scenario's routes on app, in the child process. dir
 	// is an empty directory the runner removes afterwards. The returned
 	// function, if any, runs after the app has shut down.
-	Serve func(ctx context.Context, app *web.App, p Plan, dir string) (cleanup func() error, err error)
+	Serve ServeFunc
+
+	// ServeModel, if not nil, makes the scenario's models its own rather
+	// than executor specs and engines (actor-echo's dispatchers): it returns
+	// the Serve for model, or an error naming what is wrong with it. Serve
+	// is then unused, and the routes run on a virtual executor.
+	ServeModel func(model string) (ServeFunc, error)
+
+	// Ratios names pairs of models whose throughput ratio, first over
+	// second, the verdict states when both served: the comparisons the
+	// scenario exists for ("pool" over "peer:protoactor").
+	Ratios [][2]string
+}
+
+// ServeFunc is a Scenario's Serve.
+type ServeFunc = func(ctx context.Context, app *web.App, p Plan, dir string) (cleanup func() error, err error)
+
+// checkModel returns an error naming what is wrong with model for s. A
+// peer is checked where it is built, not here.
+func (s *Scenario) checkModel(model string) error {
+	if IsPeer(model) {
+		return nil
+	}
+	if s.ServeModel != nil {
+		if _, err := s.ServeModel(model); err != nil {
+			return fmt.Errorf("scenario %s: %w", s.Name, err)
+		}
+		return nil
+	}
+	return checkModel(model)
 }
 
 // Plan is the size of one scenario's load.
 type Plan struct {
 	// Models are the execution models the plan runs under unless the user
-	// picks others: executor specs for loom.Parse.
+	// picks others: executor specs for loom.Parse, after an engine if not
+	// std, or the scenario's own (Scenario.ServeModel).
 	Models []string `json:"models"`
 	// Connections is the number of client connections, all opened at once.
 	Connections int `json:"connections"`

@@ -47,7 +47,7 @@ func TestCatalogueIsComplete(t *testing.T) {
 				t.Errorf("%s: no limit formula", s.Name)
 			}
 		}
-		if s.Workload == "" || s.Seed == "" || s.Changes == "" || s.Serve == nil || s.Targets == nil || s.ExpectBody == "" {
+		if s.Workload == "" || s.Seed == "" || s.Changes == "" || (s.Serve == nil) == (s.ServeModel == nil) || s.Targets == nil || s.ExpectBody == "" {
 			t.Errorf("%s: incomplete scenario", s.Name)
 		}
 		if s.Quick.Duration > s.Full.Duration {

@@ -27,7 +27,9 @@ type ServeConfig struct {
 	// Model is the model the routes run on: an executor spec, after an
 	// engine and a slash if not std ("nbio/pool:16"). Empty means
 	// loom.FromEnv("HTTP", "") (LOOM_EXECUTOR_HTTP, else LOOM_EXECUTOR, else
-	// virtual) on the engine LOOM_ENGINE names.
+	// virtual) on the engine LOOM_ENGINE names. A scenario with models of
+	// its own (Scenario.ServeModel) reads one of them, empty meaning its
+	// plan's first, and its routes run on virtual.
 	Model string
 	// Quick selects the scenario's quick plan.
 	Quick bool
@@ -67,9 +69,21 @@ func Serve(ctx context.Context, cfg ServeConfig, out io.Writer) (err error) {
 	var exec loom.Executor
 	var appOpts []web.Option
 	engine := ""
-	if cfg.Model == "" {
+	serve := sc.Serve
+	switch {
+	case sc.ServeModel != nil:
+		// The model is the scenario's own; the routes only wait for it.
+		model := cfg.Model
+		if model == "" {
+			model = plan.Models[0]
+		}
+		if serve, err = sc.ServeModel(model); err != nil {
+			return err
+		}
+		exec = loom.Virtual()
+	case cfg.Model == "":
 		exec, err = loom.FromEnv("HTTP", "")
-	} else {
+	default:
 		if err := checkModel(cfg.Model); err != nil {
 			return err
 		}
@@ -119,7 +133,7 @@ func Serve(ctx context.Context, cfg ServeConfig, out io.Writer) (err error) {
 		return errors.Join(fmt.Errorf("model %q: %s=%q serves it on %s", cfg.Model, web.EngineEnv, os.Getenv(web.EngineEnv), app.EngineName()),
 			app.Shutdown(context.WithoutCancel(ctx)))
 	}
-	cleanup, err := sc.Serve(ctx, app, plan, dir)
+	cleanup, err := serve(ctx, app, plan, dir)
 	if err != nil {
 		return errors.Join(err, app.Shutdown(context.WithoutCancel(ctx)))
 	}

@@ -121,6 +121,9 @@ func verdict(sr *ScenarioResult, best *ModelRun) string {
 			b.WriteString("; " + note)
 		}
 	}
+	if note := ratioNote(sr); note != "" {
+		b.WriteString("; " + note)
+	}
 	b.WriteString(".")
 	return b.String()
 }
@@ -140,6 +143,27 @@ func peerNote(runs []ModelRun) string {
 		return ""
 	}
 	return fmt.Sprintf("loom's virtual runs at %.2f× bare net/http", loom.Throughput/bare.Throughput)
+}
+
+// ratioNote states the scenario's Ratios whose two models both served:
+// "pool ÷ peer:protoactor = 2.91×".
+func ratioNote(sr *ScenarioResult) string {
+	served := func(model string) *ModelRun {
+		for i := range sr.Runs {
+			if r := &sr.Runs[i]; r.Model == model && r.Throughput > 0 && r.Status != StatusFailed && r.Status != StatusCrashed {
+				return r
+			}
+		}
+		return nil
+	}
+	var parts []string
+	for _, pair := range sr.ratios {
+		a, b := served(pair[0]), served(pair[1])
+		if a != nil && b != nil {
+			parts = append(parts, fmt.Sprintf("%s ÷ %s = %.2f×", pair[0], pair[1], a.Throughput/b.Throughput))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // boundName says what bounds a model: "its 16 workers", "its limit of 100".

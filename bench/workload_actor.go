@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,69 +15,108 @@ import (
 	"github.com/loomrt/loom/web"
 )
 
-// The actor-echo scenarios run Akka's ActorBenchmark echo on package actor
+// The actor-echo scenario runs Akka's ActorBenchmark echo on package actor
 // inside the server under test. One request drives one pair of actors for
 // actorEchoRounds rounds: the sender sends a batch of actorEchoBatch
 // messages and waits for all of them to come back. With 64 connections, 64
-// pairs echo at once, as in the seed. The model is the actors' default
-// dispatcher (the runner sets LOOM_EXECUTOR to it); the HTTP handler, which
-// only waits for its pair, runs on its own virtual executor in every run.
+// pairs echo at once, as in the seed. The models are the actors'
+// dispatchers and throughputs (parseActorModel); the HTTP handler, which only
+// waits for its pair, runs on its own virtual executor in every run.
 const (
 	actorEchoPairs  = 64
 	actorEchoBatch  = 50
 	actorEchoRounds = 100
 	// actorEchoMessages is what one request moves, both ways counted.
 	actorEchoMessages = actorEchoRounds * actorEchoBatch * 2
+	// actorEchoPeer is the peer-server workload that does the same with
+	// protoactor-go or hollywood (bench/peers/cmd/peer-server).
+	actorEchoPeer = "actor-echo"
+	// throughputKey is how a model sets its dispatcher's throughput.
+	throughputKey = ",throughput="
 )
 
-// actorEchoModels are the dispatchers compared: a pool of GOMAXPROCS workers
-// on this 2-core machine (Akka's fork-join dispatcher), the same on locked
-// OS threads, a goroutine per turn (Akka's virtual-thread executor), and a
-// pool sized like a JVM's default blocking dispatcher.
-func actorEchoModels() []string {
-	return []string{"pool:2", "virtual", "threads:2", "pool:16"}
+// actorEchoModels are the dispatchers compared (Akka's fork-join, its
+// virtual-thread executor, its PinnedDispatcher) at loom's default
+// throughput, then at Akka's (5) and at protoactor-go's and hollywood's
+// (300). The quick run takes the other throughputs on pool only.
+func actorEchoModels(quick bool) []string {
+	dispatchers := []string{"pool", "virtual", "pinned"}
+	models := append([]string(nil), dispatchers...)
+	for _, t := range []int{5, 300} {
+		for _, d := range dispatchers {
+			if quick && d != "pool" {
+				continue
+			}
+			models = append(models, fmt.Sprintf("%s%s%d", d, throughputKey, t))
+		}
+	}
+	return models
 }
 
-// actorEchoScenarios are the echo at three dispatcher throughputs: the
-// dispatchers are the models, the throughput settings the scenarios.
-func actorEchoScenarios() []*Scenario {
-	return []*Scenario{
-		actorEcho(actor.DefaultThroughput, "loom's default"),
-		actorEcho(5, "Akka's default"),
-		actorEcho(300, "protoactor-go's and hollywood's default"),
+// parseActorModel reads an actor-echo model: a dispatcher of package actor
+// by name ("pool", "virtual", "pinned", "blocking"; see actor.Dispatchers)
+// or an executor spec for a dispatcher of its own ("threads:2"), then
+// optionally ",throughput=N", the messages a mailbox handles per turn
+// (default actor.DefaultThroughput).
+func parseActorModel(model string) (actor.Dispatcher, error) {
+	name, throughput := model, 0
+	if i := strings.LastIndex(model, throughputKey); i >= 0 {
+		name = model[:i]
+		t, err := strconv.Atoi(model[i+len(throughputKey):])
+		if err != nil || t < 1 {
+			return actor.Dispatcher{}, fmt.Errorf("actor-echo model %q: throughput %q: want a positive whole number",
+				model, model[i+len(throughputKey):])
+		}
+		throughput = t
 	}
+	for _, d := range actor.Dispatchers() {
+		if d.Name == name && name != actor.DefaultDispatcher {
+			d.Throughput = throughput
+			return d, nil
+		}
+	}
+	if _, err := loom.ParseSpec(name); err != nil {
+		return actor.Dispatcher{}, fmt.Errorf("actor-echo model %q: want a dispatcher (pool, virtual, pinned, blocking) or an "+
+			"executor spec, then optionally %sN: %w", model, throughputKey, err)
+	}
+	return actor.Dispatcher{Name: "echo", Spec: name, Throughput: throughput}, nil
 }
 
-// actorEcho returns the scenario for one throughput setting; name is
-// "actor-echo" for loom's default, else "actor-echo-t<throughput>".
-func actorEcho(throughput int, why string) *Scenario {
-	name := "actor-echo"
-	if throughput != actor.DefaultThroughput {
-		name = fmt.Sprintf("actor-echo-t%d", throughput)
-	}
-	plan := func(d time.Duration) Plan {
-		return Plan{Models: actorEchoModels(), Connections: actorEchoPairs, Duration: d, Timeout: 10 * time.Second}
+func actorEcho() *Scenario {
+	plan := func(quick bool, d time.Duration) Plan {
+		return Plan{Models: actorEchoModels(quick), Connections: actorEchoPairs, Duration: d, Timeout: 10 * time.Second}
 	}
 	return &Scenario{
-		Name: name,
-		Workload: fmt.Sprintf("GET /echo drives one pair of actors (throughput %d, %s) through %d rounds: the sender sends %d "+
-			"messages and waits for their %d echoes; %s messages per request, both ways counted. The model is the actors' "+
-			"dispatcher", throughput, why, actorEchoRounds, actorEchoBatch, actorEchoBatch, count(actorEchoMessages)),
+		Name: "actor-echo",
+		Workload: fmt.Sprintf("GET /echo drives one pair of actors through %d rounds: the sender sends %d messages and "+
+			"waits for their %d echoes; %s messages per request, both ways counted. The model is the actors' dispatcher, "+
+			"and its throughput when it says (messages per mailbox turn; loom's default %d)",
+			actorEchoRounds, actorEchoBatch, actorEchoBatch, count(actorEchoMessages), actor.DefaultThroughput),
 		Seed: "Akka PR for the virtual-thread executor: ActorBenchmark (pairs of actors echoing batches of messages), " +
 			"the virtual-thread dispatcher about 30% below the fork-join one, with more allocation",
-		Changes: fmt.Sprintf("%d pairs, one per connection, for 10 s (1.5 s with --quick). A request carries %s messages so "+
-			"that HTTP costs a few percent of it; req/s × %s is messages per second. The limit is goroutine-and-channel "+
-			"pairs doing the same echo, measured by the runner in this run. The pinned dispatcher (a goroutine per actor) "+
-			"and protoactor-go and hollywood are measured by `go test -bench Echo` in actor/ and bench/peers.",
-			actorEchoPairs, count(actorEchoMessages), count(actorEchoMessages)),
-		Full:       plan(10 * time.Second),
-		Quick:      plan(1500 * time.Millisecond),
+		Changes: fmt.Sprintf("%d pairs, one per connection, for 10 s (1.5 s with --quick, which runs throughputs 5 and 300 on "+
+			"pool only). A request carries %s messages so that HTTP costs a few percent of it; req/s × %s is messages per "+
+			"second. pool is pool:GOMAXPROCS, pinned a goroutine per actor; throughput 5 is Akka's default, 300 "+
+			"protoactor-go's and hollywood's. peer:protoactor and peer:hollywood serve the same GET /echo with those "+
+			"libraries at their defaults (bench/peers). The limit is goroutine-and-channel pairs doing the same echo, "+
+			"measured by the runner in this run.", actorEchoPairs, count(actorEchoMessages), count(actorEchoMessages)),
+		Peer:       actorEchoPeer,
+		Peers:      []string{"protoactor", "hollywood"},
+		Full:       plan(false, 10*time.Second),
+		Quick:      plan(true, 1500*time.Millisecond),
 		Limit:      actorEchoLimit,
 		Targets:    get("/echo"),
 		ExpectBody: fmt.Sprintf("echoed=%d\n", actorEchoMessages),
-		Serve: func(ctx context.Context, app *web.App, p Plan, _ string) (func() error, error) {
-			return serveActorEcho(ctx, app, p, throughput)
+		ServeModel: func(model string) (ServeFunc, error) {
+			d, err := parseActorModel(model)
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context, app *web.App, p Plan, _ string) (func() error, error) {
+				return serveActorEcho(ctx, app, p, d)
+			}, nil
 		},
+		Ratios: [][2]string{{"pool", "peer:protoactor"}, {"pool", "peer:hollywood"}, {"virtual", "pool"}, {"pinned", "pool"}},
 	}
 }
 
@@ -130,8 +171,8 @@ func echoBack(c *actor.Context, msg any) {
 
 // serveActorEcho spawns the pairs and mounts GET /echo, which borrows an
 // idle pair for one request.
-func serveActorEcho(ctx context.Context, app *web.App, p Plan, throughput int) (func() error, error) {
-	sys, err := actor.NewSystem(actor.WithDispatcher(actor.Dispatcher{Name: actor.DefaultDispatcher, Throughput: throughput}))
+func serveActorEcho(ctx context.Context, app *web.App, p Plan, d actor.Dispatcher) (func() error, error) {
+	sys, err := actor.NewSystem(actor.WithDispatcher(d))
 	if err != nil {
 		return nil, err
 	}
@@ -143,11 +184,11 @@ func serveActorEcho(ctx context.Context, app *web.App, p Plan, throughput int) (
 	}
 	idle := make(chan actor.Ref, p.Connections)
 	for range p.Connections {
-		echo, err := sys.Spawn(actor.Props{New: func() actor.Actor { return actor.ReceiveFunc(echoBack) }})
+		echo, err := sys.Spawn(actor.Props{Dispatcher: d.Name, New: func() actor.Actor { return actor.ReceiveFunc(echoBack) }})
 		if err != nil {
 			return nil, errors.Join(err, stop())
 		}
-		sender, err := sys.Spawn(actor.Props{New: func() actor.Actor { return &echoSender{echo: echo} }})
+		sender, err := sys.Spawn(actor.Props{Dispatcher: d.Name, New: func() actor.Actor { return &echoSender{echo: echo} }})
 		if err != nil {
 			return nil, errors.Join(err, stop())
 		}

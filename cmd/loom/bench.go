@@ -44,7 +44,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.models, "models", "", "execution models to compare, e.g. virtual,nbio/pool:16,limit:1000,queue=100; a model runs on net/http unless it names the engine nbio/ (default: each scenario's)")
 	cmd.Flags().BoolVar(&f.list, "list", false, "list the scenarios with their load and limit, and exit")
 	cmd.Flags().StringVar(&f.out, "out", "", "write results.json, report.md and report.html into this directory")
-	cmd.Flags().BoolVar(&f.peers, "peers", true, "also run peer frameworks (bench/peers: net/http, chi, gin, echo) where the source tree is present")
+	cmd.Flags().BoolVar(&f.peers, "peers", true, "also run peers (bench/peers: net/http, chi, gin, echo; protoactor-go, hollywood for actor-echo) where the source tree is present")
 	cmd.AddCommand(newBenchCompareCmd(), newBenchReportCmd())
 	return cmd
 }
