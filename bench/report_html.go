@@ -171,8 +171,8 @@ func scenarioCharts(i int, sc ScenarioResult) []string {
 			}
 			var points []opts.LineData
 			for _, s := range run.Server.Samples {
-				if kind == "executor" && !s.RuntimeOK {
-					continue
+				if (kind == "executor" || kind == "limit") && !s.RuntimeOK {
+					continue // not read in time: no figure, rather than a drop to 0
 				}
 				points = append(points, opts.LineData{Value: []any{round(s.At.Seconds(), 2), round(value(s), 2)}})
 			}
