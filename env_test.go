@@ -53,6 +53,9 @@ func TestEnvVarName(t *testing.T) {
 		{"GET /users", "LOOM_EXECUTOR_GET__USERS"},
 		{"café", "LOOM_EXECUTOR_CAF_"},
 		{"", "LOOM_EXECUTOR_"},
+		// Each range's ends and the characters just outside them:
+		// '`' 'a' 'z' '{', '@' 'A' 'Z' '[', '/' '0' '9' ':'.
+		{"`az{@AZ[/09:_", "LOOM_EXECUTOR__AZ__AZ__09__"},
 	}
 	for _, tt := range tests {
 		if got := envVar(tt.name); got != tt.want {

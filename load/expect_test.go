@@ -16,6 +16,12 @@ func TestParseStatus(t *testing.T) {
 		{"200,201", []int{200, 201}, []int{202}},
 		{" 200 , 4XX ", []int{200, 404, 499}, []int{201, 500}},
 		{"200-204,500", []int{200, 202, 204, 500}, []int{205, 501}},
+		// Every limit at its edge: the first and last class and code, a
+		// range of one code, and codes just outside what the list holds.
+		{"1xx", []int{100, 199}, []int{99, 200}},
+		{"5xx", []int{500, 599}, []int{499, 600, -1}},
+		{"100,599", []int{100, 599}, []int{101, 598, 600}},
+		{"200-200", []int{200}, []int{199, 201}},
 	} {
 		ok, err := ParseStatus(tc.in)
 		if err != nil {
@@ -33,7 +39,7 @@ func TestParseStatus(t *testing.T) {
 			}
 		}
 	}
-	for _, in := range []string{"", "20", "2000", "6xx", "0xx", "abc", "300-200", "200,", "200-", "099"} {
+	for _, in := range []string{"", "20", "2000", "6xx", "0xx", "abc", "300-200", "200,", "200-", "099", "600", "0", "-1"} {
 		if _, err := ParseStatus(in); !errors.Is(err, ErrBadStatus) {
 			t.Errorf("ParseStatus(%q): %v; want ErrBadStatus", in, err)
 		}
