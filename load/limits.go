@@ -77,6 +77,11 @@ func portRange() (lo, hi int, ok bool) {
 	if err != nil {
 		return 0, 0, false
 	}
+	return parsePortRange(b)
+}
+
+// parsePortRange parses ip_local_port_range: the first and last port.
+func parsePortRange(b []byte) (lo, hi int, ok bool) {
 	if _, err := fmt.Sscan(strings.TrimSpace(string(b)), &lo, &hi); err != nil {
 		return 0, 0, false
 	}
