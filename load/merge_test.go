@@ -104,3 +104,25 @@ func TestMergeRejectsMixedModes(t *testing.T) {
 		t.Errorf("Unmarshal of a bad histogram succeeded; want an error")
 	}
 }
+
+// TestMergeRecountsRateAndNon2xx checks what Merge derives rather than adds:
+// the rate from the longer Elapsed, and the non-2xx count from the merged
+// statuses, counted at the 2xx class's edges (199, 200, 299, 300).
+func TestMergeRecountsRateAndNon2xx(t *testing.T) {
+	a := resultOf(t, []time.Duration{time.Millisecond, time.Millisecond})
+	a.Status = map[int]int64{200: 1, 299: 1}
+	b := resultOf(t, []time.Duration{time.Millisecond, time.Millisecond})
+	b.Status = map[int]int64{199: 1, 300: 1}
+	b.Requests, b.Elapsed = 6, 2*time.Second
+	a.countNon2xx()
+	a.computeRate()
+	if a.Non2xx != 0 || a.RequestsPerSec != 2 {
+		t.Fatalf("before the merge: non-2xx %d, rate %g; want 0, 2", a.Non2xx, a.RequestsPerSec)
+	}
+	if err := a.Merge(b); err != nil {
+		t.Fatal(err)
+	}
+	if a.Non2xx != 2 || a.RequestsPerSec != 4 {
+		t.Errorf("merged non-2xx %d, rate %g; want 2 (199 and 300), 4 (8 requests in 2 s)", a.Non2xx, a.RequestsPerSec)
+	}
+}
