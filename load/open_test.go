@@ -206,7 +206,10 @@ func TestDueBeforeMatchesTheSchedule(t *testing.T) {
 	}{
 		{3, 2 * time.Second, 6},
 		{3, 2*time.Second + 1, 7},
-		{10, 300 * time.Millisecond, 3}, // 0.3 × 10 is 3.0000000000000004 in float64
+		{10, 300 * time.Millisecond, 3},
+		// 0.28 s × 25/s is 7.000000000000001 in float64: the estimate is
+		// one over, and request 7 is due at exactly 280 ms, not before.
+		{25, 280 * time.Millisecond, 7},
 		{1e-9, 2 * time.Second, 1},
 		{1e-12, time.Hour, 1},
 		{1000, 0, 0},
