@@ -34,9 +34,12 @@ type App struct {
 	// wrapBodies is set when some level has a body limit or timeout: then
 	// every request body is wrapped in a requestBody. bodyCeiling is the
 	// largest limit of any level (0: some level has none), checked against
-	// the declared length before routing.
-	wrapBodies  bool
-	bodyCeiling int64
+	// the declared length before routing. bodyTimeoutCeiling is the
+	// longest body timeout of any level, for engines that read a body
+	// before routing.
+	wrapBodies         bool
+	bodyCeiling        int64
+	bodyTimeoutCeiling time.Duration
 
 	// decorated is set once a decorator (of the App or of a route) or an
 	// ErrorHandler may run outside a handler's own recovery: then serve
@@ -199,6 +202,7 @@ func (a *App) noteBody(s routeSettings) {
 	case a.bodyCeiling >= 0 && s.bodyLimit > a.bodyCeiling:
 		a.bodyCeiling = s.bodyLimit
 	}
+	a.bodyTimeoutCeiling = max(a.bodyTimeoutCeiling, s.bodyTimeout)
 }
 
 // track remembers an executor for Executors.

@@ -41,9 +41,12 @@ type Engine interface {
 // http.Server's.
 type EngineSettings struct {
 	WriteTimeout time.Duration // the App's WriteTimeout; 0: none
-	BodyTimeout  time.Duration // the App's BodyTimeout; 0: none
-	BodyLimit    int64         // the largest body limit of any route; 0: none
-	Logger       *slog.Logger
+	// BodyTimeout is the longest BodyTimeout of the App and its groups and
+	// routes (0: none), for an engine that reads a whole body before the
+	// request is routed: it cannot tell whose timeout applies.
+	BodyTimeout time.Duration
+	BodyLimit   int64 // the largest body limit of any route; 0: none
+	Logger      *slog.Logger
 	// OnShutdown is called when Shutdown begins, as net/http calls the
 	// functions given to http.Server.RegisterOnShutdown: it ends the App's
 	// long-lived handlers (Hold), which Shutdown would otherwise wait for.

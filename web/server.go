@@ -119,7 +119,7 @@ func (a *App) newServer() *http.Server {
 // engineSettings are the App's settings an engine other than net/http's
 // needs.
 func (a *App) engineSettings() EngineSettings {
-	s := EngineSettings{WriteTimeout: a.settings.writeTimeout, BodyTimeout: a.defaults.bodyTimeout,
+	s := EngineSettings{WriteTimeout: a.settings.writeTimeout, BodyTimeout: a.bodyTimeoutCeiling,
 		Logger: a.logger, OnShutdown: a.closeHeld}
 	if a.bodyCeiling > 0 {
 		s.BodyLimit = a.bodyCeiling

@@ -85,7 +85,18 @@ func (st *connState) Write(b []byte) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	return n, st.drain()
+	return n, st.drain(maxQueued)
+}
+
+// Close closes the connection once nbio has written what it holds for it:
+// nbhttp closes the connection of a response with Connection: close as soon
+// as it has handed the response over, which would drop the end of a large
+// one. The write timeout bounds the wait. It runs on the handler's
+// goroutine, never on the poller.
+func (st *connState) Close() error {
+	_ = st.drain(0)
+	st.close(nil)
+	return nil
 }
 
 // Sendfile is nbio's, for static files, with its bytes counted. The count
@@ -111,15 +122,15 @@ func (st *connState) Sendfile(f *os.File, remain int64) (int64, error) {
 	if err != nil {
 		return n, err
 	}
-	return n, st.drain()
+	return n, st.drain(maxQueued)
 }
 
-// drain waits, while more than maxQueued bytes wait to be written, for nbio
-// to write them. The write timeout (the sweeper) closes a connection whose
+// drain waits, while more than limit bytes wait to be written, for nbio to
+// write them. The write timeout (the sweeper) closes a connection whose
 // bytes stop moving, which ends the wait.
-func (st *connState) drain() error {
+func (st *connState) drain(limit int64) error {
 	wait := time.Millisecond
-	for st.queued.Load()-st.written.Load() > maxQueued {
+	for st.queued.Load()-st.written.Load() > limit {
 		if closed, _ := st.nc.IsClosed(); closed || st.gone.Load() {
 			return net.ErrClosed
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -25,7 +26,30 @@ var ErrHijack = errors.New("nbio engine: connection cannot be hijacked")
 // and so web/websocket — work unchanged.
 type writer struct {
 	http.ResponseWriter
-	status int // the first status written, for Hijack to send
+	status  int  // the first status written, for Hijack to send
+	started bool // a Write or Flush has gone to nbio's writer
+}
+
+// Write passes p on.
+func (w *writer) Write(p []byte) (int, error) {
+	w.started = true
+	return w.ResponseWriter.Write(p)
+}
+
+// ReadFrom sends a part of a file with sendfile, as net/http does, when it
+// is what http.ServeContent hands over — a length-limited *os.File, its
+// length declared, nothing written yet — which is the one case nbio's own
+// ReadFrom handles; anything else is copied through Write.
+func (w *writer) ReadFrom(r io.Reader) (int64, error) {
+	if lr, ok := r.(*io.LimitedReader); ok && lr.N > 0 && w.status != 0 && !w.started {
+		_, isFile := lr.R.(*os.File)
+		rf, canSend := w.ResponseWriter.(io.ReaderFrom)
+		if isFile && canSend && w.Header().Get("Content-Length") != "" {
+			w.started = true
+			return rf.ReadFrom(r)
+		}
+	}
+	return io.Copy(struct{ io.Writer }{w}, r)
 }
 
 // WriteHeader records the status, which net/http sends at Hijack when it
@@ -38,7 +62,10 @@ func (w *writer) WriteHeader(status int) {
 }
 
 // Flush sends what is buffered.
-func (w *writer) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
+func (w *writer) Flush() {
+	w.started = true
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
 
 // Unwrap lets http.ResponseController reach nbio's writer.
 func (w *writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }

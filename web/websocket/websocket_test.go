@@ -255,3 +255,77 @@ func testHandlerGetsTheRequest(t *testing.T, e web.Engine) {
 		c.Close(websocket.StatusNormalClosure, "")
 	}
 }
+
+// TestWebSocketClientGone: a client that drops its connection without a
+// close frame ends the handler's read at once, on both engines (nbio tells
+// its own close handler only after the handler returns).
+func TestWebSocketClientGone(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine)
+			ended := make(chan error, 1)
+			app.Get("/ws", wsweb.Handler(func(ctx context.Context, c *websocket.Conn, r *http.Request) error {
+				err := webtest.Echo(ctx, c, r)
+				ended <- err
+				return err
+			}))
+			ctx, base := serveApp(t, app)
+			c, _, err := websocket.Dial(ctx, wsURL(base, "/ws"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Write(ctx, websocket.MessageText, []byte("ping")); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := c.Read(ctx); err != nil {
+				t.Fatal(err)
+			}
+			c.CloseNow()
+			select {
+			case err := <-ended:
+				if err == nil {
+					t.Error("handler's read: got nil; want the error of a connection gone")
+				}
+			case <-ctx.Done():
+				t.Fatal("the handler was still reading 10s after its client went")
+			}
+		})
+	}
+}
+
+// TestWebSocketLargeMessages echoes messages larger than the socket buffers
+// and than what nbio may queue before a write waits, both ways, on both
+// engines.
+func TestWebSocketLargeMessages(t *testing.T) {
+	const size = 3 << 20
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine)
+			app.Get("/ws", wsweb.Handler(func(ctx context.Context, c *websocket.Conn, r *http.Request) error {
+				c.SetReadLimit(size)
+				return webtest.Echo(ctx, c, r)
+			}))
+			ctx, base := serveApp(t, app)
+			c, _, err := websocket.Dial(ctx, wsURL(base, "/ws"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.CloseNow()
+			c.SetReadLimit(size)
+			msg := []byte(strings.Repeat("0123456789abcdef", size/16))
+			for range 3 {
+				if err := c.Write(ctx, websocket.MessageBinary, msg); err != nil {
+					t.Fatal(err)
+				}
+				_, got, err := c.Read(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != string(msg) {
+					t.Fatalf("echo of %d bytes: got %d bytes back, not the same", len(msg), len(got))
+				}
+			}
+			c.Close(websocket.StatusNormalClosure, "")
+		})
+	}
+}

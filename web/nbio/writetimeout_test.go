@@ -1,0 +1,121 @@
+package nbio_test
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/internal/webtest"
+)
+
+// TestWriteTimeoutRestartsOnProgress has a client read large responses
+// slowly, pausing far less than the write timeout between reads but taking
+// more than two timeouts in all: it gets all of them on both engines — a
+// body written whole and a static file sent with sendfile. A write timeout
+// counted from the request, or not re-armed as the bytes move, cuts it off.
+func TestWriteTimeoutRestartsOnProgress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes a few seconds")
+	}
+	// Far above the client's pauses, so that a test goroutine starved on a
+	// loaded machine is not taken for a client that stopped reading.
+	const timeout = 1500 * time.Millisecond
+	const pause = 20 * time.Millisecond
+	const size = 12 << 20
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "big.bin"), make([]byte, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine, web.WriteTimeout(timeout))
+			app.Get("/big", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := w.Write(make([]byte, size))
+				return err
+			})
+			app.Static("/files/", os.DirFS(dir))
+			base, _ := webtest.Serve(t, app)
+			for _, path := range []string{"/big", "/files/big.bin"} {
+				conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tcp, ok := conn.(*net.TCPConn); ok {
+					_ = tcp.SetReadBuffer(64 << 10)
+				}
+				if _, err := io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"); err != nil {
+					t.Fatal(err)
+				}
+				// About 3.8 s in all at 64 KiB per 20 ms.
+				start := time.Now()
+				buf := make([]byte, 64<<10)
+				var got int
+				for {
+					n, err := conn.Read(buf)
+					got += n
+					if err != nil {
+						break
+					}
+					time.Sleep(pause)
+				}
+				conn.Close()
+				if got < size {
+					t.Errorf("GET %s: read %d bytes in %v; want the whole %d-byte body and its headers", path, got, time.Since(start), size)
+				}
+			}
+		})
+	}
+}
+
+// TestWriteTimeoutEndsAStalledResponse has a client ask for far more than
+// the socket buffers hold and never read: on both engines the handler's
+// write fails (net/http: the deadline; nbio: the connection closed by the
+// write timeout) instead of blocking for ever, and the connection is
+// closed. Without the write timeout the handler never returns.
+func TestWriteTimeoutEndsAStalledResponse(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine, web.WriteTimeout(timeout))
+			handled := make(chan error, 1)
+			chunk := make([]byte, 64<<10)
+			app.Get("/huge", func(w http.ResponseWriter, r *http.Request) error {
+				for range 1 << 14 { // 1 GiB
+					if _, err := w.Write(chunk); err != nil {
+						handled <- err
+						return err
+					}
+				}
+				handled <- nil
+				return nil
+			})
+			base, _ := webtest.Serve(t, app)
+			conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if tcp, ok := conn.(*net.TCPConn); ok {
+				_ = tcp.SetReadBuffer(4 << 10)
+			}
+			if _, err := io.WriteString(conn, "GET /huge HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+				t.Fatal(err)
+			}
+			// The client never reads.
+			select {
+			case err := <-handled:
+				if err == nil {
+					t.Fatal("the handler wrote 1 GiB to a client that does not read")
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the handler was still writing to a client that does not read after 30s")
+			}
+		})
+	}
+}
