@@ -55,8 +55,8 @@ type chartState struct {
 // CI run under the race detector, so the report comes from the same code
 // path — Run, then WriteFiles — over two tiny scenarios of the test
 // catalogue with two models each, served by real child processes, and a
-// tiny step load under adaptive, whose report adds the limit, goodput and
-// executor charts over time.
+// tiny step load under adaptive, whose report adds the limit, goodput,
+// latency and executor charts over time.
 func TestReportInBrowser(t *testing.T) {
 	report := runTest(t, "test-ok", "test-sleep", "test-step")
 	paths, err := WriteFiles(t.TempDir(), report)
@@ -104,7 +104,7 @@ func TestReportInBrowser(t *testing.T) {
 		}
 	}
 	if !slices.Equal(gotIDs, wantIDs) {
-		t.Errorf("charts: got %q; want %q (4 per scenario, 7 for the step)", gotIDs, wantIDs)
+		t.Errorf("charts: got %q; want %q (4 per scenario, 8 for the step)", gotIDs, wantIDs)
 	}
 
 	// The throughput bars are the report's figures; the time series have a
@@ -160,15 +160,15 @@ func TestReportInBrowser(t *testing.T) {
 }
 
 // chartKinds lists the charts report.html draws for sc, in order: four for
-// every scenario, the adaptive limit when a run reported one, and goodput
-// and the executor's tasks over time for a load whose rate changes.
+// every scenario, the adaptive limit when a run reported one, and goodput,
+// latency and the executor's tasks over time for a load whose rate changes.
 func chartKinds(sc ScenarioResult) []string {
 	kinds := []string{"throughput", "latency", "rss", "threads"}
 	if hasLimit(sc) {
 		kinds = append(kinds, "limit")
 	}
 	if len(sc.Plan.Phases) > 0 {
-		kinds = append(kinds, "goodput", "executor")
+		kinds = append(kinds, "goodput", "latencytime", "executor")
 	}
 	return kinds
 }

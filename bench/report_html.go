@@ -204,8 +204,25 @@ func scenarioCharts(i int, sc ScenarioResult) []string {
 			}
 			goodput.AddSeries(run.Model, points, lineOpts...)
 		}
-		snippets = append(snippets, goodput.RenderSnippet(), series("executor", "executor: tasks running + queued", "tasks",
-			func(s Sample) float64 { return float64(s.InFlight + s.Queued) }).RenderSnippet())
+		// Mean latency of the requests served in each second, from the
+		// generator's timeline.
+		latencyTime := newTimeChart("latencytime", "latency over time (mean per second, ms)", "ms")
+		for _, run := range sc.Runs {
+			if run.Load == nil || len(run.Load.Timeline) == 0 {
+				continue
+			}
+			var points []opts.LineData
+			for _, sec := range run.Load.Timeline {
+				if sec.Requests > 0 {
+					ms := float64(sec.MeanLatency().Microseconds()) / 1000
+					points = append(points, opts.LineData{Value: []any{float64(sec.Second) + 0.5, round(ms, 2)}})
+				}
+			}
+			latencyTime.AddSeries(run.Model, points, lineOpts...)
+		}
+		snippets = append(snippets, goodput.RenderSnippet(), latencyTime.RenderSnippet(),
+			series("executor", "executor: tasks running + queued", "tasks",
+				func(s Sample) float64 { return float64(s.InFlight + s.Queued) }).RenderSnippet())
 	}
 	var out []string
 	for _, snip := range snippets {

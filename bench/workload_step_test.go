@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loomrt/loom/load"
 )
 
 // stepRun builds a run of the quick step (500, 2,000, 500 req/s for 4 s
@@ -150,7 +152,8 @@ func TestStepReports(t *testing.T) {
 
 	// report.html: the limit, goodput and executor charts, with the steps
 	// marked.
-	var limitChart, goodputChart, executorChart string
+	report.Scenarios[0].Runs[1].Load = &load.Result{Timeline: []load.Second{{Second: 3, Requests: 4, LatencyTotal: 10 * time.Millisecond}}}
+	var limitChart, goodputChart, executorChart, latencyChart string
 	for _, snippet := range scenarioCharts(0, report.Scenarios[0]) {
 		switch {
 		case strings.Contains(snippet, "adaptive limit over time"):
@@ -159,7 +162,12 @@ func TestStepReports(t *testing.T) {
 			goodputChart = snippet
 		case strings.Contains(snippet, "tasks running + queued"):
 			executorChart = snippet
+		case strings.Contains(snippet, "latency over time"):
+			latencyChart = snippet
 		}
+	}
+	if !strings.Contains(latencyChart, `"name":"virtual"`) || !strings.Contains(latencyChart, `[3.5,2.5]`) {
+		t.Errorf("latency chart: want virtual's mean of 2.5 ms in second 3:\n%.2000s", latencyChart)
 	}
 	if limitChart == "" || goodputChart == "" || executorChart == "" {
 		t.Fatalf("charts: limit %t, goodput %t, executor %t; want all three", limitChart != "", goodputChart != "", executorChart != "")

@@ -61,6 +61,8 @@ func (t *timeline) add(s Second) {
 	p.Requests += s.Requests
 	p.Errors += s.Errors
 	p.Bytes += s.Bytes
+	p.LatencyTotal += s.LatencyTotal
+	p.LatencyMax = max(p.LatencyMax, s.LatencyMax)
 }
 
 func (t *timeline) list() []Second {

@@ -132,6 +132,20 @@ type Second struct {
 	Requests int64 `json:"requests"` // served in this second
 	Errors   int64 `json:"errors"`   // failed in this second
 	Bytes    int64 `json:"bytes"`    // read in this second
+	// LatencyTotal sums the latencies of the requests served in this
+	// second (their mean is LatencyTotal / Requests); LatencyMax is the
+	// longest.
+	LatencyTotal time.Duration `json:"latency_total_ns,omitempty"`
+	LatencyMax   time.Duration `json:"latency_max_ns,omitempty"`
+}
+
+// MeanLatency returns the mean latency of the requests served in this
+// second, or 0 if none was.
+func (s Second) MeanLatency() time.Duration {
+	if s.Requests == 0 {
+		return 0
+	}
+	return s.LatencyTotal / time.Duration(s.Requests)
 }
 
 // Percentile returns the latency at percentile p (0 to 100) of served

@@ -74,6 +74,23 @@ func TestClosedLoopLatencyMatchesServer(t *testing.T) {
 	if got := res.Percentile(50); got != res.Latency.P50 {
 		t.Errorf("Percentile(50) = %s; want Latency.P50 %s", got, res.Latency.P50)
 	}
+	// The timeline's latency per second: every served request slept, and
+	// the seconds together hold the run's mean and maximum (the histogram
+	// keeps them to 0.1%).
+	var total, longest time.Duration
+	var served int64
+	for _, s := range res.Timeline {
+		if s.Requests > 0 && s.MeanLatency() < sleep {
+			t.Errorf("second %d: mean latency %s; want at least %s", s.Second, s.MeanLatency(), sleep)
+		}
+		total, served, longest = total+s.LatencyTotal, served+s.Requests, max(longest, s.LatencyMax)
+	}
+	if mean := total / time.Duration(max(served, 1)); mean < res.Latency.Mean*99/100 || mean > res.Latency.Mean*101/100 {
+		t.Errorf("timeline mean latency %s; want the run's %s ± 1%%", mean, res.Latency.Mean)
+	}
+	if longest < res.Latency.Max*99/100 || longest > res.Latency.Max*101/100 {
+		t.Errorf("timeline max latency %s; want the run's %s ± 1%%", longest, res.Latency.Max)
+	}
 }
 
 func TestRequestsStopsExactlyAtN(t *testing.T) {

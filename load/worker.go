@@ -49,6 +49,7 @@ type worker struct {
 
 	sec                            int
 	secServed, secErrors, secBytes int64 // secBytes: w.bytes when sec began
+	secLatency, secLatencyMax      time.Duration
 }
 
 func newWorker(r *runner, id int) *worker {
@@ -221,6 +222,8 @@ func (w *worker) record(f failure, status int, end time.Time, latency time.Durat
 	}
 	w.served.Add(1)
 	w.secServed++
+	w.secLatency += latency
+	w.secLatencyMax = max(w.secLatencyMax, latency)
 	w.lat[w.nlat] = int64(latency / time.Microsecond)
 	w.nlat++
 	if w.nlat == len(w.lat) {
@@ -237,8 +240,10 @@ func (w *worker) flushLatencies() {
 }
 
 func (w *worker) flushSecond() {
-	w.r.timeline.add(Second{Second: w.sec, Requests: w.secServed, Errors: w.secErrors, Bytes: w.bytes - w.secBytes})
+	w.r.timeline.add(Second{Second: w.sec, Requests: w.secServed, Errors: w.secErrors, Bytes: w.bytes - w.secBytes,
+		LatencyTotal: w.secLatency, LatencyMax: w.secLatencyMax})
 	w.secServed, w.secErrors, w.secBytes = 0, 0, w.bytes
+	w.secLatency, w.secLatencyMax = 0, 0
 }
 
 // finish closes the worker's connections and hands over what it counted.
