@@ -26,7 +26,9 @@ import (
 // returned never counts in the estimate, and counts as a drop, which lowers
 // the limit, when it ran for more than twice the lowest latency, so callers
 // that give up at once cannot make the resource look idle and a plateau of
-// timeouts lowers the limit instead of growing it. Stats.Limit is the
+// timeouts lowers the limit instead of growing it. A limit that a whole
+// measuring window (1 s, doubling to 10 s) leaves half empty, with nothing
+// waiting, returns to the maximum. Stats.Limit is the
 // current limit and Stats.TargetLatency the latency at which it stops
 // growing.
 //
@@ -76,7 +78,7 @@ type entry struct {
 	admitted int64         // core.stamp
 	started  time.Duration // when its turn came, for Run's
 	turn     chan result   // Run's: told when the task's turn comes; nil for Go
-	err      error       // why it expired
+	err      error         // why it expired
 	next     *entry
 }
 

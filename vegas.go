@@ -65,6 +65,12 @@ type vegas struct {
 	// creeps up window after window (the drift reported against
 	// delay-based limiters).
 	probing bool
+	// strained says a round of this window filled the limit, found more
+	// than beta tasks waiting or saw drops. A window without one forgets
+	// the limit: it returns to the maximum, where it started, so that a
+	// cut made in a passing stall of the machine does not turn away the
+	// bursts of a load far below capacity for ever after.
+	strained bool
 	// threshold is where doubling stops (TCP's slow-start threshold): the
 	// limit doubles per round below it and grows by a step above it. It
 	// starts at max and falls to the limit at each decrease; a probe sets
@@ -178,13 +184,19 @@ func (v *vegas) target() time.Duration {
 // deadline (every latency equal, the ratio flat) cannot grow the limit to
 // its maximum.
 func (v *vegas) observe(start, latency, now time.Duration, inflight int, o outcome) bool {
+	forgot := false
 	if now-v.windowStart >= v.window {
 		// A window without a task that succeeded keeps the base it had:
 		// a resource that only times out has not become faster.
 		if v.thisWindow != 0 {
 			v.lastWindow, v.thisWindow = v.thisWindow, 0
 			v.probing = true
+			if !v.strained && v.limit < v.max {
+				v.limit, v.threshold, v.probing = v.max, v.max, false
+				forgot = true
+			}
 		}
+		v.strained = false
 		v.windowStart = now
 		v.window = min(2*v.window, v.maxWindow)
 	}
@@ -198,7 +210,7 @@ func (v *vegas) observe(start, latency, now time.Duration, inflight int, o outco
 		}
 	}
 	if start < v.decided {
-		return false // started before the last round ended: judged already
+		return forgot // started before the last round ended: judged already
 	}
 	switch base := v.base(); {
 	case o == succeeded:
@@ -207,11 +219,11 @@ func (v *vegas) observe(start, latency, now time.Duration, inflight int, o outco
 	case latency > max(2*base, noise):
 		v.drops++
 	default:
-		return false // a fast cancellation tells nothing
+		return forgot // a fast cancellation tells nothing
 	}
 	v.used = max(v.used, inflight)
 	if v.measured+v.drops < v.roundSize() {
-		return v.overdue(now)
+		return v.overdue(now) || forgot
 	}
 	median := time.Duration(0) // every task of the round was a drop
 	if v.measured > 0 {
@@ -219,7 +231,7 @@ func (v *vegas) observe(start, latency, now time.Duration, inflight int, o outco
 		slices.Sort(round)
 		median = round[len(round)/2]
 	}
-	return v.endRound(now, median)
+	return v.endRound(now, median) || forgot
 }
 
 // roundSize is how many tasks make up a round: up to roundSamples, and no
@@ -292,6 +304,9 @@ func (v *vegas) decide(latency time.Duration) {
 	s := step(inUse)
 	wasCongested := v.congested
 	v.congested = false
+	if full || latency == 0 || v.drops > 0 {
+		v.strained = true
+	}
 	if v.probing && v.used >= v.current() && v.limit < v.max {
 		// A limit at its maximum cannot have crept up: nothing to probe.
 		v.probing = false
@@ -310,6 +325,9 @@ func (v *vegas) decide(latency time.Duration) {
 	queued := 0.0
 	if latency-base > noise {
 		queued = inUse * (1 - float64(base)/float64(latency))
+	}
+	if queued > 6*s {
+		v.strained = true
 	}
 	switch {
 	case queued > 6*s && v.drops > 0:

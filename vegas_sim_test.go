@@ -377,3 +377,34 @@ func TestVegasOverloadKeepsLatency(t *testing.T) {
 		t.Errorf("%d of %d tasks (%.1f%%) took over 30 ms; want under 1%%", s.slow, s.completed, 100*share)
 	}
 }
+
+// Far below capacity (200 tasks a second on 10 slots × 10 ms), a stall of
+// the resource piles the arrivals up and the limit comes down; once a
+// window has passed without strain the limit is back at its maximum, so
+// that the next stall's pile is let in, as Virtual would, not turned away
+// (with the limit kept where the first stall left it, 25 of 40 were).
+func TestVegasForgetsAStall(t *testing.T) {
+	s := newOpenSim(newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), 200, 10, 10*time.Millisecond)
+	s.run(3 * time.Second)
+	stall := func() {
+		s.resize(0)
+		s.run(200 * time.Millisecond)
+		s.resize(10)
+	}
+	stall()
+	s.run(100 * time.Millisecond)
+	if got := s.v.current(); got >= adaptiveMax {
+		t.Fatalf("limit %d after a 200 ms stall; want it cut (else this test shows nothing)", got)
+	}
+	s.run(15 * time.Second)
+	if got := s.v.current(); got != adaptiveMax {
+		t.Errorf("limit %d 15 s after the stall; want the maximum, %d", got, adaptiveMax)
+	}
+	s.reset()
+	stall()
+	// A stall this long is also a resource that hangs: the limit comes
+	// down again within it, after letting the first tasks in.
+	if s.rejected > 5 {
+		t.Errorf("%d of the 40 tasks of a second stall turned away; want at most 5", s.rejected)
+	}
+}

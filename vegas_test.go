@@ -91,20 +91,28 @@ func TestVegasTimeoutPlateauShrinks(t *testing.T) {
 	}
 }
 
-func TestVegasHalfEmptyLimitDoesNotGrow(t *testing.T) {
+func TestVegasHalfEmptyLimitIsForgotten(t *testing.T) {
 	v := newVegas(20, adaptiveMin, adaptiveMax, adaptiveBaseWindow)
 	now := time.Duration(0)
 	// Five tasks at a time, never waiting: the limit of 20 is never used,
-	// so it has no evidence to grow on.
-	for range 1000 {
-		start := now
-		now += 10 * time.Millisecond
-		for range 5 {
-			v.observe(start, 10*time.Millisecond, now, 5, succeeded)
+	// so it has no evidence to grow on within a window; after a window
+	// without strain it is forgotten, back to the maximum.
+	rounds := func(n int) {
+		for range n {
+			start := now
+			now += 10 * time.Millisecond
+			for range 5 {
+				v.observe(start, 10*time.Millisecond, now, 5, succeeded)
+			}
 		}
 	}
+	rounds(90) // 0.9 s: the first window lasts 1 s
 	if got := v.current(); got != 20 {
-		t.Errorf("limit %d with 5 tasks in flight; want 20 unchanged", got)
+		t.Errorf("limit %d with 5 tasks in flight for 0.9 s; want 20 unchanged", got)
+	}
+	rounds(30)
+	if got := v.current(); got != adaptiveMax {
+		t.Errorf("limit %d after a window with 5 tasks in flight; want the maximum, %d", got, adaptiveMax)
 	}
 }
 

@@ -10,12 +10,13 @@ import (
 
 // unloaded runs a plan's unloaded phase against a server under test with the
 // load cfg, and returns its latency percentiles; nil when no request was
-// served, or some failed, since then it is no reference.
+// served, or more than 1% failed (a busy machine's stall can time out a
+// few), since then it is no reference.
 func unloaded(ctx context.Context, cfg load.Config, p Plan) []Percentile {
 	cfg.Connections, cfg.Requests, cfg.Progress = 0, 0, nil
 	cfg.Rate, cfg.Duration = p.UnloadedRate, p.UnloadedDuration
 	res, err := load.Run(ctx, cfg)
-	if err != nil || res.Requests == 0 || res.Errors.Total() > 0 {
+	if err != nil || res.Requests == 0 || res.Errors.Total()*100 > res.Requests {
 		return nil
 	}
 	return percentiles(res)
