@@ -153,11 +153,15 @@ func scenarioCharts(i int, sc ScenarioResult) []string {
 			charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"}}))
 	}
 	newTimeChart := func(kind, title, unit string) *charts.Line {
+		y := opts.YAxis{Name: unit}
+		if kind == "limit" {
+			y.Type = "log" // from 10,000 down to the tens where it settles
+		}
 		line := charts.NewLine()
 		line.SetGlobalOptions(size(kind), tooltip, legend, grid,
 			charts.WithTitleOpts(opts.Title{Title: title}),
 			charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "s"}),
-			charts.WithYAxisOpts(opts.YAxis{Name: unit}))
+			charts.WithYAxisOpts(y))
 		return line
 	}
 	series := func(kind, title, unit string, value func(Sample) float64) *charts.Line {
@@ -185,7 +189,7 @@ func scenarioCharts(i int, sc ScenarioResult) []string {
 
 	snippets := []render.ChartSnippet{throughput.RenderSnippet(), latency.RenderSnippet(), rss.RenderSnippet(), threads.RenderSnippet()}
 	if hasLimit(sc) {
-		snippets = append(snippets, series("limit", "adaptive limit over time", "tasks",
+		snippets = append(snippets, series("limit", "adaptive limit over time (log scale)", "tasks",
 			func(s Sample) float64 { return float64(s.Limit) }).RenderSnippet())
 	}
 	if len(sc.Plan.Phases) > 0 {

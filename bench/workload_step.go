@@ -233,8 +233,8 @@ func stepVerdict(sr *ScenarioResult) string {
 			if st.SettledLimit == 0 {
 				continue
 			}
-			parts = append(parts, fmt.Sprintf("after the step from %s to %s req/s, %s's limit went from %s to %s %s, "+
-				"and goodput settled at %s req/s (%.0f%% of the %s allowed) %s",
+			parts = append(parts, fmt.Sprintf("after the step from %s to %s req/s, %s's limit went from %s to %s (%s), "+
+				"and goodput to %s req/s (%.0f%% of the %s allowed; %s)",
 				count(int64(st.From)), count(int64(st.To)), run.Model, count(int64(st.LimitBefore)), count(int64(st.SettledLimit)),
 				afterSeconds(st.LimitSeconds), rate(st.SettledGoodput), 100*st.SettledGoodput/st.Goodput, rate(st.Goodput),
 				afterSeconds(st.GoodputSeconds)))
@@ -249,9 +249,9 @@ func stepVerdict(sr *ScenarioResult) string {
 
 func afterSeconds(s float64) string {
 	if s < 0 {
-		return "not within the phase"
+		return "not settled before the phase ended"
 	}
-	return fmt.Sprintf("within %.1f s", s)
+	return fmt.Sprintf("settled within %.1f s", s)
 }
 
 // stepRows is the table of how each run settled after each step, for the

@@ -137,7 +137,7 @@ func TestStepReports(t *testing.T) {
 		"within ±20% of that for 1 s",
 		"500 → 2,000 req/s at 4s",
 		"10,000 → 15",
-		"adaptive's limit went from 10,000 to 15 within 0.5 s",
+		"adaptive's limit went from 10,000 to 15 (settled within 0.5 s)",
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
