@@ -1,0 +1,146 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loomrt/loom/web"
+)
+
+// readAll is a handler that reads the whole body and answers its length.
+func readAll(w http.ResponseWriter, r *http.Request) error {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%d bytes", len(b))
+	return err
+}
+
+// TestAppBodyLimitWithoutTimeout: an App with a body limit and no body
+// timeout still holds a body of undeclared length to the limit. The App
+// wraps bodies when either is set; a check that wrapped them only for a
+// timeout would let this body through (app.go, noteBody).
+func TestAppBodyLimitWithoutTimeout(t *testing.T) {
+	app := newApp(t, web.BodyLimit(10), web.BodyTimeout(0))
+	app.Post("/", readAll)
+	for _, tt := range []struct {
+		size, status int
+	}{{10, 200}, {11, 413}} {
+		req := httptest.NewRequest(http.MethodPost, "/", io.MultiReader(strings.NewReader(strings.Repeat("x", tt.size))))
+		req.ContentLength = -1 // chunked: only the reader can stop it
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, req)
+		if rec.Code != tt.status {
+			t.Errorf("%d bytes under BodyLimit(10), BodyTimeout(0): got %d %q; want %d", tt.size, rec.Code, rec.Body, tt.status)
+		}
+	}
+}
+
+// TestAppBodyTimeoutWithoutLimit: an App with a body timeout and no body
+// limit still cuts off a client that stalls in its body with a 408 (the
+// mirror of TestAppBodyLimitWithoutTimeout).
+func TestAppBodyTimeoutWithoutLimit(t *testing.T) {
+	app := newApp(t, web.BodyLimit(0), web.BodyTimeout(bodyTimeout))
+	app.Post("/", readAll)
+	url, _ := serveApp(t, app)
+	got := sendSlowly(t, strings.TrimPrefix(url, "http://"), postHead("/", "text/plain", 20), nil, "0123456789")
+	if got.status != http.StatusRequestTimeout {
+		t.Errorf("10 of 20 bytes, then a stall, under BodyLimit(0), BodyTimeout(%v): got %d %q; want 408", bodyTimeout, got.status, got.body)
+	}
+}
+
+// spyEngine is an Engine that only says its name: the tests ask which
+// engine an App chose, never serve on it.
+type spyEngine struct{}
+
+func (spyEngine) Name() string { return "spy" }
+
+func (spyEngine) NewServer(*http.Server, web.EngineSettings) (web.EngineServer, error) {
+	return nil, errors.New("spy engine: does not serve")
+}
+
+// TestEngineChoice: LOOM_ENGINE chooses the engine of an App made without
+// WithEngine, and a name nothing registered is an error from New naming the
+// variable; WithEngine wins over LOOM_ENGINE, which is then not read at all.
+func TestEngineChoice(t *testing.T) {
+	t.Setenv(web.EngineEnv, "no-such-engine")
+	_, err := web.New()
+	if !errors.Is(err, web.ErrEngine) || !strings.Contains(err.Error(), web.EngineEnv) || !strings.Contains(err.Error(), "no-such-engine") {
+		t.Errorf("New with %s=no-such-engine: got %v; want ErrEngine naming the variable and the value", web.EngineEnv, err)
+	}
+	app := newApp(t, web.WithEngine(spyEngine{}))
+	if got := app.EngineName(); got != "spy" {
+		t.Errorf("New(WithEngine(spy)) with %s set: EngineName() = %q; want spy", web.EngineEnv, got)
+	}
+	t.Setenv(web.EngineEnv, "std")
+	if got := newApp(t).EngineName(); got != "std" {
+		t.Errorf("New() with %s=std: EngineName() = %q; want std", web.EngineEnv, got)
+	}
+}
+
+// TestObserversSeeABodyRefusedBeforeRouting: a body whose declared length
+// is over every limit is refused before routing, and the observers are
+// told about that 413 as about any response (app.go, serveTooLarge).
+func TestObserversSeeABodyRefusedBeforeRouting(t *testing.T) {
+	app := newApp(t, web.BodyLimit(10))
+	var o observed
+	app.Observe(&o)
+	app.Post("/", readAll)
+	rec := do(t, app, http.MethodPost, "/", strings.Repeat("x", 11))
+	o.mu.Lock()
+	resps := slices.Clone(o.resps)
+	o.mu.Unlock()
+	if rec.Code != http.StatusRequestEntityTooLarge || len(resps) != 1 || resps[0].Status != http.StatusRequestEntityTooLarge {
+		t.Errorf("11 bytes declared under BodyLimit(10): got %d, observers got %+v; want 413 and one Response of 413", rec.Code, resps)
+	}
+}
+
+// TestHold: a handler that holds its App gets a stop context that ends when
+// the App shuts down, and Shutdown waits for its release; once the App is
+// shutting down, Hold refuses with a 503. Outside an App, Hold gives a
+// context that never ends and a release that does nothing.
+func TestHold(t *testing.T) {
+	app := newApp(t)
+	var stop context.Context
+	var release func()
+	app.Get("/hold", func(w http.ResponseWriter, r *http.Request) error {
+		var err error
+		stop, release, err = web.Hold(w)
+		return err
+	})
+	if rec := do(t, app, http.MethodGet, "/hold", ""); rec.Code != http.StatusOK || stop == nil || stop.Err() != nil {
+		t.Fatalf("Hold on a running App: got %d, stop %v; want 200 and a live stop context", rec.Code, stop)
+	}
+	shut := make(chan error, 1)
+	go func() { shut <- app.Shutdown(context.Background()) }()
+	select {
+	case <-stop.Done():
+	case err := <-shut:
+		t.Fatalf("Shutdown returned %v while a handler held the App", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("stop did not end within 10s of Shutdown")
+	}
+	release()
+	release() // a second call does nothing
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown after the release: %v", err)
+	}
+	if rec := do(t, app, http.MethodGet, "/hold", ""); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("Hold on an App shut down: got %d; want 503", rec.Code)
+	}
+
+	outside, done, err := web.Hold(httptest.NewRecorder())
+	if err != nil || outside.Done() != nil {
+		t.Errorf("Hold outside an App: got err %v, a stop context that can end; want nil and one that never ends", err)
+	}
+	done()
+}
