@@ -131,8 +131,13 @@ func TestHold(t *testing.T) {
 	}
 	release()
 	release() // a second call does nothing
-	if err := <-shut; err != nil {
-		t.Errorf("Shutdown after the release: %v", err)
+	select {
+	case err := <-shut:
+		if err != nil {
+			t.Errorf("Shutdown after the release: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown still waiting 10s after the release")
 	}
 	if rec := do(t, app, http.MethodGet, "/hold", ""); rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("Hold on an App shut down: got %d; want 503", rec.Code)
