@@ -228,7 +228,9 @@ func (v *vegas) observe(start, latency, now time.Duration, inflight int, o outco
 	median := time.Duration(0) // every task of the round was a drop
 	if v.measured > 0 {
 		round := v.samples[:min(v.measured, roundSamples)]
-		slices.Sort(round)
+		if len(round) > 1 {
+			slices.Sort(round)
+		}
 		median = round[len(round)/2]
 	}
 	return v.endRound(now, median) || forgot
@@ -287,7 +289,15 @@ func (v *vegas) overdue(now time.Duration) bool {
 // every task was a drop) and starts the next round.
 func (v *vegas) endRound(now, latency time.Duration) bool {
 	old := v.limit
-	v.decide(latency)
+	if latency > 0 && v.used <= 6 && 2*v.used < v.current() {
+		// Too few tasks for more than beta to wait, in a limit they leave
+		// half empty: no branch of decide applies. Skipping it spares a
+		// load of a few tasks at a time, whose every round is a task or
+		// two, a logarithm and a sort per task.
+		v.congested = false
+	} else {
+		v.decide(latency)
+	}
 	v.limit = min(max(v.limit, v.min), v.max)
 	v.measured, v.drops, v.used, v.begun, v.finished = 0, 0, 0, 0, 0
 	v.decided = now
