@@ -54,7 +54,7 @@ func TestCatalogueIsComplete(t *testing.T) {
 			t.Errorf("%s: quick plan runs longer than the full one", s.Name)
 		}
 	}
-	for _, name := range []string{"cask-ab", "cask-sleep", "cask-static", "cask-todo", "spring-500ms", "cpu", "pinning"} {
+	for _, name := range []string{"cask-ab", "cask-sleep", "cask-static", "cask-todo", "spring-500ms", "cpu", "pinning", "idle-conns"} {
 		if !seen[name] {
 			t.Errorf("catalogue lacks %s", name)
 		}

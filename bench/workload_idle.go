@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/loomrt/loom/internal/procstat"
@@ -118,18 +119,30 @@ func idleTable(runs []ModelRun) [][]string {
 	return append([][]string{header}, rows...)
 }
 
-// idleNotes are what limited the idle connections, once per distinct
-// reason: "virtual: held 19,836 of 50,000: the file descriptor limit …".
+// idleNotes say what limited the idle connections, one note per distinct
+// limit: "19,836 of 50,000 idle connections held (virtual, nbio/virtual):
+// the file descriptor limit …".
 func idleNotes(runs []ModelRun) []string {
-	var notes []string
-	seen := map[string]bool{}
+	type key struct {
+		held, asked int
+		why         string
+	}
+	var order []key
+	models := map[key][]string{}
 	for _, r := range runs {
-		if r.Idle == nil || r.Idle.Limited == "" || seen[r.Idle.Limited] {
+		if r.Idle == nil || r.Idle.Limited == "" {
 			continue
 		}
-		seen[r.Idle.Limited] = true
-		notes = append(notes, fmt.Sprintf("%s held %s of %s idle connections: %s",
-			r.Model, count(int64(r.Idle.Held)), count(int64(r.Idle.Asked)), r.Idle.Limited))
+		k := key{r.Idle.Held, r.Idle.Asked, r.Idle.Limited}
+		if models[k] == nil {
+			order = append(order, k)
+		}
+		models[k] = append(models[k], r.Model)
+	}
+	var notes []string
+	for _, k := range order {
+		notes = append(notes, fmt.Sprintf("%s of %s idle connections held (%s): %s",
+			count(int64(k.held)), count(int64(k.asked)), strings.Join(models[k], ", "), k.why))
 	}
 	return notes
 }

@@ -1,0 +1,42 @@
+package bench
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestIdleReport: every format shows the idle table, one note per limit
+// naming the models it held back, and the verdict's cost per connection.
+func TestIdleReport(t *testing.T) {
+	limited := "the file descriptor limit (RLIMIT_NOFILE 20000, less 64)"
+	idle := func(perConn float64, before, with uint64) *IdleStats {
+		return &IdleStats{Asked: 50000, Held: 19836, Limited: limited, RSSBefore: 14 << 20, RSSWithIdle: 14<<20 + uint64(perConn*19836),
+			RSSPerConn: perConn, GoroutinesBefore: before, GoroutinesWithIdle: with, ThreadsBefore: 7, ThreadsWithIdle: 9}
+	}
+	sr := ScenarioResult{Name: "idle-conns", Plan: Plan{Connections: 100, Idle: 50000}, Runs: []ModelRun{
+		{Model: "virtual", Status: StatusOK, Requests: 100, Throughput: 40000, Idle: idle(19.3*1024, 14, 19854)},
+		{Model: "nbio/virtual", Status: StatusOK, Requests: 100, Throughput: 39000, Idle: idle(1.6*1024, 19, 21)},
+	}}
+	judge(&sr)
+	r := &Report{Scenarios: []ScenarioResult{sr}}
+	var md, text, page bytes.Buffer
+	for _, err := range []error{WriteMarkdown(&md, r), WriteText(&text, r), WriteHTML(&page, r)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	wants := []string{"per idle conn", "19.3 KiB", "1.6 KiB", "14 → 19,854", "beside 50,000 idle",
+		"19,836 of 50,000 idle connections held (virtual, nbio/virtual): " + limited,
+		"an idle connection costs 19.3 KiB on virtual and 1.6 KiB (0.08×) on nbio/virtual"}
+	for name, out := range map[string]string{"markdown": md.String(), "text": text.String(), "html": page.String()} {
+		for _, want := range wants {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s report lacks %q", name, want)
+			}
+		}
+		if n := strings.Count(out, "idle connections held"); n != 1 {
+			t.Errorf("%s report: %d notes on the limit; want 1 for both models", name, n)
+		}
+	}
+}
