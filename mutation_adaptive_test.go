@@ -1,6 +1,10 @@
 package loom
 
-import "testing"
+import (
+	"context"
+	"testing"
+	"time"
+)
 
 // TestEntryQueueKeepsOrderThroughEmpty pushes and pops adaptive's queue of
 // waiting tasks across the moments it empties and holds several: each task
@@ -35,5 +39,40 @@ func TestEntryQueueKeepsOrderThroughEmpty(t *testing.T) {
 	pop(4)
 	if q.len != 0 || q.head != nil || q.tail != nil {
 		t.Errorf("emptied queue: len %d, head %v, tail %v; want 0, nil, nil", q.len, q.head, q.tail)
+	}
+}
+
+// TestAdaptiveFeedsEachTaskToItsLimit checks what adaptive tells its
+// algorithm when a task ends: a task whose context ended while it ran is
+// cancelled and sets no latency; one that returned with its context live
+// succeeded, and its latency lies within the Run call that ran it. The
+// executor is idle for a while first, so that a latency measured from the
+// executor's start instead of the task's shows.
+func TestAdaptiveFeedsEachTaskToItsLimit(t *testing.T) {
+	e := Adaptive(LimitRange(4, 4))
+	defer shutdown(t, e)
+	a := e.(*adaptive)
+	window := func() time.Duration {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.alg.thisWindow
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := e.Run(ctx, func(context.Context) { cancel() }); err != nil {
+		t.Fatalf("Run of the cancelled task: %v", err)
+	}
+	if got := window(); got != 0 {
+		t.Errorf("after a cancelled task the least latency is %s; want none (0)", got)
+	}
+
+	time.Sleep(300 * time.Millisecond)
+	begin := time.Now()
+	if err := e.Run(context.Background(), func(context.Context) {}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	took := time.Since(begin)
+	if got := window(); got <= 0 || got > took {
+		t.Errorf("after a task that succeeded the least latency is %s; want above 0 and at most the %s Run took", got, took)
 	}
 }
