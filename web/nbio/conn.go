@@ -131,13 +131,19 @@ func (st *connState) Sendfile(f *os.File, remain int64) (int64, error) {
 func (st *connState) drain(limit int64) error {
 	wait := time.Millisecond
 	for st.queued.Load()-st.written.Load() > limit {
-		if closed, _ := st.nc.IsClosed(); closed || st.gone.Load() {
+		if st.closed() {
 			return net.ErrClosed
 		}
 		time.Sleep(wait)
 		wait = min(2*wait, 50*time.Millisecond)
 	}
 	return nil
+}
+
+// closed reports whether the connection has been closed.
+func (st *connState) closed() bool {
+	closed, _ := st.nc.IsClosed()
+	return closed || st.gone.Load()
 }
 
 // close closes the connection and fails the reads of a hijacker with err

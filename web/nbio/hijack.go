@@ -26,14 +26,69 @@ var ErrHijack = errors.New("nbio engine: connection cannot be hijacked")
 // and so web/websocket — work unchanged.
 type writer struct {
 	http.ResponseWriter
-	status  int  // the first status written, for Hijack to send
-	started bool // a Write or Flush has gone to nbio's writer
+	st       *connState // nil if nbio's writer is not on one
+	http11   bool       // the request is HTTP/1.1 or later: nbio may chunk the response
+	status   int        // the first status written, for Hijack to send
+	started  bool       // a Write or Flush has gone to nbio's writer
+	chunked  bool       // nbio chunks the response (decided at the first Write)
+	buffered int        // bytes nbio holds for a chunked response, roughly
 }
 
-// Write passes p on.
+// Write passes p on; a chunked response in pieces (writeChunked).
 func (w *writer) Write(p []byte) (int, error) {
-	w.started = true
-	return w.ResponseWriter.Write(p)
+	if !w.started {
+		w.started = true
+		h := w.Header()
+		w.chunked = w.http11 && len(h["Content-Length"]) == 0
+		if w.chunked {
+			for k, vs := range h { // nbio holds the header too
+				for _, v := range vs {
+					w.buffered += len(k) + len(v) + 4
+				}
+			}
+		}
+	}
+	if !w.chunked {
+		return w.ResponseWriter.Write(p)
+	}
+	return w.writeChunked(p)
+}
+
+// Sizes for writeChunked: nbio's chunked writer (Response.writeChunk in
+// v1.6.8) frees its buffer, then writes into it again, when a write takes
+// what it holds to 64 KiB or more; the buffer, back in nbio's pool, is
+// handed to a queued write as well, which then sends the wrong bytes or
+// panics the poller (a 12 MiB chunked response did). The engine keeps
+// every write well under that size.
+const (
+	chunkPiece  = 16 << 10 // the most one write to nbio's writer carries
+	chunkBuffer = 40 << 10 // what it may hold before a Flush sends it
+)
+
+// writeChunked writes p to nbio's chunked writer in pieces, flushing what it
+// holds whenever the next piece would take it past chunkBuffer: a Flush
+// sends the buffer and keeps it, without the free.
+func (w *writer) writeChunked(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		piece := p[:min(len(p), chunkPiece)]
+		if w.buffered+len(piece) > chunkBuffer {
+			w.Flush()
+		}
+		// nbio's writer keeps a piece without writing and drops a Flush's
+		// error: ask the connection.
+		if w.st != nil && w.st.closed() {
+			return n, net.ErrClosed
+		}
+		m, err := w.ResponseWriter.Write(piece)
+		n += m
+		w.buffered += len(piece) + 16 // the chunk's size line and CRLF
+		if err != nil {
+			return n, err
+		}
+		p = p[len(piece):]
+	}
+	return n, nil
 }
 
 // ReadFrom sends a part of a file with sendfile, as net/http does, when it
@@ -64,6 +119,7 @@ func (w *writer) WriteHeader(status int) {
 // Flush sends what is buffered.
 func (w *writer) Flush() {
 	w.started = true
+	w.buffered = 0
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
 }
 

@@ -199,7 +199,11 @@ func (s *server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Close = true
 		w.Header().Set("Connection", "close")
 	}
-	s.handler.ServeHTTP(&writer{ResponseWriter: w}, r)
+	ww := &writer{ResponseWriter: w, http11: r.ProtoAtLeast(1, 1)}
+	if res, ok := w.(*nbhttp.Response); ok && res.Parser != nil {
+		ww.st, _ = res.Parser.Conn.(*connState)
+	}
+	s.handler.ServeHTTP(ww, r)
 }
 
 // execute runs f, nbio's work for a connection's complete requests —

@@ -447,3 +447,45 @@ func TestBodyLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestLargeChunkedResponses: responses of several MiB without a declared
+// length — written whole, or in many small writes — arrive intact on both
+// engines. nbio v1.6.8's chunked writer reuses a buffer it has freed once
+// it holds 64 KiB, and its pool then hands the buffer to a queued write as
+// well: without the engine's care the bytes come out wrong or the poller
+// panics.
+func TestLargeChunkedResponses(t *testing.T) {
+	pattern := make([]byte, 5<<20+7)
+	for i := range pattern {
+		pattern[i] = byte(i*7 + i/251)
+	}
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine)
+			app.Get("/whole", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := w.Write(pattern)
+				return err
+			})
+			app.Get("/pieces", func(w http.ResponseWriter, r *http.Request) error {
+				for p := pattern; len(p) > 0; {
+					k := min(len(p), 1000)
+					if _, err := w.Write(p[:k]); err != nil {
+						return err
+					}
+					p = p[k:]
+				}
+				return nil
+			})
+			base, _ := webtest.Serve(t, app)
+			c := client(t)
+			for range 3 {
+				for _, path := range []string{"/whole", "/pieces"} {
+					status, got := body(t)(c.Get(base + path))
+					if status != 200 || got != string(pattern) {
+						t.Fatalf("GET %s: got %d and %d bytes (same: %v); want 200 and the %d bytes written", path, status, len(got), got == string(pattern), len(pattern))
+					}
+				}
+			}
+		})
+	}
+}
