@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -135,4 +137,32 @@ func satAddInt(a, b int64) int64 {
 		return math.MaxInt64
 	}
 	return a + b
+}
+
+// ParsePhases parses a schedule of phases, as `loom load --phases` takes
+// it: comma-separated RATE:DURATION items, a rate in requests per second
+// and a Go duration, such as "500:10s,2000:10s,500:10s". Each phase must
+// pass Config.Phases's checks; errors wrap ErrBadConfig and name the item.
+func ParsePhases(s string) ([]Phase, error) {
+	var phases []Phase
+	for i, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		rate, length, found := strings.Cut(item, ":")
+		if !found {
+			return nil, fmt.Errorf("%w: phase %d %q: want RATE:DURATION, such as 500:10s", ErrBadConfig, i+1, item)
+		}
+		r, err := strconv.ParseFloat(strings.TrimSpace(rate), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: phase %d %q: rate %q is not a number", ErrBadConfig, i+1, item, rate)
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(length))
+		if err != nil {
+			return nil, fmt.Errorf("%w: phase %d %q: duration %q is not a Go duration (10s, 1m30s)", ErrBadConfig, i+1, item, length)
+		}
+		phases = append(phases, Phase{Rate: r, Duration: d})
+	}
+	if err := checkPhases(phases); err != nil {
+		return nil, err
+	}
+	return phases, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -192,4 +193,58 @@ func TestMergePhases(t *testing.T) {
 	if got := mergePhases(a, []Phase{{Rate: 1, Duration: time.Second}, {Rate: 2, Duration: 2 * time.Second}}); got != nil {
 		t.Errorf("merged schedules changing at different times to %v; want nil", got)
 	}
+}
+
+func TestParsePhases(t *testing.T) {
+	got, err := ParsePhases("500:10s, 2000:1m30s,0:500ms,1e-3:1h")
+	want := []Phase{{500, 10 * time.Second}, {2000, 90 * time.Second}, {0, 500 * time.Millisecond}, {1e-3, time.Hour}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("ParsePhases: %v, %v; want %v", got, err, want)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"", `phase 1 "": want RATE:DURATION`},
+		{"500", `phase 1 "500": want RATE:DURATION`},
+		{"500:10s,", `phase 2 "": want RATE:DURATION`},
+		{"fast:10s", `rate "fast" is not a number`},
+		{"500:10", `duration "10" is not a Go duration`},
+		{"500:10s,-1:1s", "phase 2: rate -1 < 0"},
+		{"500:0s", "phase 1: duration 0s; want > 0"},
+		{"NaN:1s", "phase 1: rate NaN is not a finite number"},
+		{"0:1s", "1 phases schedule no request"},
+	} {
+		_, err := ParsePhases(tc.in)
+		if !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParsePhases(%q): %v; want ErrBadConfig naming %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+func FuzzParsePhases(f *testing.F) {
+	for _, s := range []string{"500:10s,2000:10s,500:10s", "0:1s,1:1ms", "1e9:1ns", "1e12:1s", "x:y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		phases, err := ParsePhases(s)
+		if err != nil {
+			if !errors.Is(err, ErrBadConfig) {
+				t.Fatalf("error %v is not ErrBadConfig", err)
+			}
+			return
+		}
+		// What parses is a schedule Run accepts, whose requests are due in
+		// order (at the same nanosecond, at rates above 1e9/s) and within
+		// its length.
+		if err := checkPhases(phases); err != nil {
+			t.Fatalf("%q parsed to %v, which Run refuses: %v", s, phases, err)
+		}
+		sched := newSchedule(phases)
+		prev := time.Duration(-1)
+		for i := range min(sched.total(), 1000) {
+			at := sched.at(i)
+			if at < prev || at >= sched.length() {
+				t.Fatalf("%q: request %d due at %s (the one before at %s, the schedule ends at %s)", s, i, at, prev, sched.length())
+			}
+			prev = at
+		}
+	})
 }

@@ -25,6 +25,7 @@ type loadFlags struct {
 	requests     int64
 	duration     time.Duration
 	rate         float64
+	phases       string
 	maxConns     int
 	timeout      time.Duration
 	method       string
@@ -51,6 +52,7 @@ func newLoadCmd() *cobra.Command {
 			"Several URLs, or --targets FILE, make a round-robin mix. See docs/load.md.",
 		Example: "  loom load -c 64 -d 10s http://127.0.0.1:8080/\n" +
 			"  loom load --rate 2000 -d 30s --expect-status 2xx http://127.0.0.1:8080/\n" +
+			"  loom load --phases 500:10s,2000:10s,500:10s http://127.0.0.1:8080/\n" +
 			"  loom load -n 10000 -c 10000 --timeout 60s http://127.0.0.1:8080/\n" +
 			"  loom load -m POST -H 'Content-Type: application/json' --body '{\"title\":\"x\"}' http://127.0.0.1:8080/todos\n" +
 			"  loom load --targets mix.txt -d 10s -o json > a.json\n" +
@@ -72,6 +74,7 @@ func bindLoadFlags(cmd *cobra.Command, f *loadFlags) {
 	fl.Int64VarP(&f.requests, "requests", "n", 0, "stop after exactly this many requests (0: no count limit)")
 	fl.DurationVarP(&f.duration, "duration", "d", 0, "stop after this long (default 10s when -n is not given)")
 	fl.Float64Var(&f.rate, "rate", 0, "open loop: requests per second on a fixed schedule")
+	fl.StringVar(&f.phases, "phases", "", "open loop whose rate changes: RATE:DURATION,… such as 500:10s,2000:10s (lasts their total)")
 	fl.IntVar(&f.maxConns, "max-conns", 10000, "open loop: most connections to open")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "per request and per connection attempt (0: none)")
 	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
@@ -97,11 +100,18 @@ func loadConfig(f loadFlags, urls []string, changed func(string) bool) (load.Con
 	if f.timeout == 0 {
 		cfg.Timeout = -1 // the flag's 0 means none; the library's means its default
 	}
-	if cfg.Requests == 0 && cfg.Duration == 0 {
-		cfg.Duration = 10 * time.Second
-	}
 	if err := checkLoadFlags(f, changed); err != nil {
 		return cfg, err
+	}
+	if f.phases != "" {
+		phases, err := load.ParsePhases(f.phases)
+		if err != nil {
+			return cfg, fmt.Errorf("--phases: %w", err)
+		}
+		cfg.Phases = phases
+	}
+	if cfg.Requests == 0 && cfg.Duration == 0 && len(cfg.Phases) == 0 {
+		cfg.Duration = 10 * time.Second
 	}
 	expect, err := load.ParseStatus(f.expectStatus)
 	if err != nil {
@@ -188,17 +198,19 @@ func checkLoadFlags(f loadFlags, changed func(string) bool) error {
 		return fmt.Errorf("--timeout %s: want 0 (none) or more", f.timeout)
 	case f.method == "":
 		return errors.New(`-m/--method "": want a method such as GET or POST`)
-	case f.rate > 0 && changed("connections"):
-		return errors.New("-c is for the closed loop; with --rate use --max-conns")
-	case f.rate == 0 && changed("max-conns"):
-		return errors.New("--max-conns is for the open loop (--rate); without it use -c")
+	case f.rate > 0 && f.phases != "":
+		return errors.New("give --rate or --phases, not both (each phase has its rate)")
+	case (f.rate > 0 || f.phases != "") && changed("connections"):
+		return errors.New("-c is for the closed loop; with --rate or --phases use --max-conns")
+	case f.rate == 0 && f.phases == "" && changed("max-conns"):
+		return errors.New("--max-conns is for the open loop (--rate, --phases); without it use -c")
 	case f.body != "" && f.bodyFile != "":
 		return errors.New("give --body or --body-file, not both")
 	}
 	// An empty value given explicitly is a mistake (an unset shell
 	// variable, most likely), not a request for the default.
 	for _, fl := range []struct{ name, value string }{
-		{"body-file", f.bodyFile}, {"targets", f.targets}, {"expect-body", f.expectBody},
+		{"body-file", f.bodyFile}, {"targets", f.targets}, {"expect-body", f.expectBody}, {"phases", f.phases},
 	} {
 		if changed(fl.name) && fl.value == "" {
 			return fmt.Errorf(`--%s "": want a value, or leave the flag out`, fl.name)

@@ -48,6 +48,12 @@ func TestLoadCommand(t *testing.T) {
 		t.Errorf("text run: err %v, output:\n%s\nwant 40 requests in a wrk-like summary", err, out)
 	}
 
+	// A schedule of phases: 20 requests, a pause, 10 more.
+	out, err = execLoad(t, "--phases", "100:200ms,0:100ms,50:200ms", srv.URL)
+	if err != nil || !strings.Contains(out, "30 requests in") || !strings.Contains(out, "100 req/s for 200ms, then 0 req/s for 100ms, then 50 req/s for 200ms") {
+		t.Errorf("phases run: err %v, output:\n%s\nwant 30 requests over the three phases", err, out)
+	}
+
 	out, err = execLoad(t, "-n", "30", "-m", "POST", "-H", "X-Test: yes", "--body", "{}", "--expect-body", "World", "-o", "json", srv.URL)
 	if err != nil {
 		t.Fatalf("json run: %v", err)
@@ -149,6 +155,12 @@ func TestLoadFlagEdges(t *testing.T) {
 		{[]string{"--rate", "1", "--max-conns", "1", url}, nil},
 		{[]string{"--rate", "1", "--max-conns", "0", url}, []string{"--max-conns", "0"}},
 		{[]string{"--max-conns", "5", url}, []string{"--max-conns", "open loop"}},
+		{[]string{"--phases", "500:1s,0:1s", "--max-conns", "5", url}, nil},
+		{[]string{"--phases", "", url}, []string{"--phases", `""`}},
+		{[]string{"--phases", "500:0s", url}, []string{"--phases", "phase 1: duration 0s"}},
+		{[]string{"--phases", "500:1s,fast:1s", url}, []string{"--phases", `phase 2 "fast:1s"`}},
+		{[]string{"--phases", "500:1s", "--rate", "5", url}, []string{"--rate or --phases, not both"}},
+		{[]string{"--phases", "500:1s", "-c", "5", url}, []string{"-c is for the closed loop"}},
 		{[]string{"--timeout", "0s", url}, nil},
 		{[]string{"--timeout", "-1ns", url}, []string{"--timeout", "-1ns"}},
 		{[]string{"-m", "X", url}, nil},
@@ -186,6 +198,7 @@ func TestLoadFlagDefaults(t *testing.T) {
 		{[]string{url}, 10 * time.Second, 30 * time.Second},
 		{[]string{"-n", "5", url}, 0, 30 * time.Second},
 		{[]string{"-d", "2s", "--timeout", "0", url}, 2 * time.Second, -1}, // the flag's 0 is the library's "none"
+		{[]string{"--phases", "5:1s,10:2s", url}, 0, 30 * time.Second},     // the phases set the length, not -d's default
 	} {
 		cfg, err := parseLoad(tc.args...)
 		if err != nil {
