@@ -149,3 +149,38 @@ func TestHold(t *testing.T) {
 	}
 	done()
 }
+
+// TestRegisterEngineRefusesTakenNames: "std", "" and a name registered
+// already panic; WithEngine(nil) panics.
+func TestRegisterEngineRefusesTakenNames(t *testing.T) {
+	web.RegisterEngine(namedEngine("test-registered")) // the process keeps it: a name no other test uses
+	for _, name := range []string{"std", "", "test-registered"} {
+		func() {
+			defer func() {
+				if v := recover(); v == nil || !strings.Contains(fmt.Sprint(v), "already taken") {
+					t.Errorf("RegisterEngine(%q): recovered %v; want a panic saying the name is taken", name, v)
+				}
+			}()
+			web.RegisterEngine(namedEngine(name))
+		}()
+	}
+	t.Setenv(web.EngineEnv, "test-registered")
+	if got := newApp(t).EngineName(); got != "test-registered" {
+		t.Errorf("New() with %s=test-registered: EngineName() = %q; want test-registered", web.EngineEnv, got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("WithEngine(nil) did not panic")
+		}
+	}()
+	web.WithEngine(nil)
+}
+
+// namedEngine is spyEngine under another name.
+type namedEngine string
+
+func (e namedEngine) Name() string { return string(e) }
+
+func (namedEngine) NewServer(*http.Server, web.EngineSettings) (web.EngineServer, error) {
+	return nil, errors.New("named engine: does not serve")
+}

@@ -1,6 +1,9 @@
 package web_test
 
 import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -61,8 +64,103 @@ func TestCompressEdges(t *testing.T) {
 		if got := rec.Result().Header.Get("Content-Encoding"); rec.Code != tt.status || got != tt.encoding {
 			t.Errorf("GET %s (Accept-Encoding %q): got %d, encoding %q; want %d, %q", tt.target, tt.accept, rec.Code, got, tt.status, tt.encoding)
 		}
-		if tt.encoding == "" && rec.Body.Len() < web.MinCompressSize-1 {
-			t.Errorf("GET %s (Accept-Encoding %q): %d bytes sent as is; want the whole body", tt.target, tt.accept, rec.Body.Len())
+		if got := decoded(t, rec); len(got) < web.MinCompressSize-1 || strings.Trim(got, "a") != "" {
+			t.Errorf("GET %s (Accept-Encoding %q): %d bytes after decoding, not all the handler's; want the whole body", tt.target, tt.accept, len(got))
 		}
 	}
 }
+
+// decoded returns the body of rec decoded as its Content-Encoding says.
+func decoded(t *testing.T, rec *httptest.ResponseRecorder) string {
+	t.Helper()
+	var r io.Reader = bytes.NewReader(rec.Body.Bytes())
+	switch enc := rec.Result().Header.Get("Content-Encoding"); enc {
+	case "gzip":
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			t.Fatalf("gzip: %v", err)
+		}
+		r = zr
+	case "deflate":
+		r = flate.NewReader(r)
+	case "":
+	default:
+		t.Fatalf("unexpected Content-Encoding %q", enc)
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("decoding the body: %v", err)
+	}
+	return string(b)
+}
+
+// TestCompressETagAndSilence: a compressed response's strong ETag becomes
+// weak (the bytes differ from the resource's) and a weak one or none is left
+// as it is; a handler that writes nothing leaves the response to whatever
+// wraps Compress, which may still set its status.
+func TestCompressETagAndSilence(t *testing.T) {
+	app := newApp(t)
+	big := strings.Repeat("b", 2*web.MinCompressSize)
+	withETag := func(etag string) web.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) error {
+			if etag != "" {
+				w.Header().Set("ETag", etag)
+			}
+			_, err := io.WriteString(w, big)
+			return err
+		}
+	}
+	app.Get("/strong", withETag(`"v1"`), web.Use(web.Compress))
+	app.Get("/weak", withETag(`W/"v1"`), web.Use(web.Compress))
+	app.Get("/none", withETag(""), web.Use(web.Compress))
+	// fallback answers 404 for a handler that sent nothing.
+	fallback := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			tw := &sentTracker{ResponseWriter: w}
+			next.ServeHTTP(tw, r)
+			if !tw.sent {
+				http.Error(w, "nothing here", http.StatusNotFound)
+			}
+		})
+	}
+	app.Get("/silent", func(w http.ResponseWriter, r *http.Request) error { return nil }, web.Use(fallback, web.Compress))
+
+	for _, tt := range []struct{ target, etag string }{{"/strong", `W/"v1"`}, {"/weak", `W/"v1"`}, {"/none", ""}} {
+		req := httptest.NewRequest(http.MethodGet, tt.target, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, req)
+		h := rec.Result().Header
+		if h.Get("Content-Encoding") != "gzip" || h.Get("ETag") != tt.etag || len(h.Values("ETag")) > 1 {
+			t.Errorf("GET %s: Content-Encoding %q, ETag %q; want gzip, %q", tt.target, h.Get("Content-Encoding"), h.Values("ETag"), tt.etag)
+		}
+		if got := decoded(t, rec); got != big {
+			t.Errorf("GET %s: %d bytes after decoding; want the %d written", tt.target, len(got), len(big))
+		}
+	}
+	req := httptest.NewRequest(http.MethodGet, "/silent", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	rec := httptest.NewRecorder()
+	app.ServeHTTP(rec, req)
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("GET /silent under Compress, inside a decorator that answers 404 when nothing was sent: got %d; want 404", rec.Code)
+	}
+}
+
+// sentTracker notes whether anything was sent through it.
+type sentTracker struct {
+	http.ResponseWriter
+	sent bool
+}
+
+func (w *sentTracker) WriteHeader(status int) {
+	w.sent = true
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *sentTracker) Write(p []byte) (int, error) {
+	w.sent = true
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *sentTracker) Unwrap() http.ResponseWriter { return w.ResponseWriter }
