@@ -309,4 +309,9 @@ func TestRunDetectsEachFailureAlone(t *testing.T) {
 			t.Errorf("%s: failure %q; want no %q", tc.name, run.Failure, tc.notWant)
 		}
 	}
+	// Without a fatal line the failure is how it exited, with nothing in
+	// front of it.
+	if f := runs["test-exit"].Failure; strings.HasPrefix(f, " (") {
+		t.Errorf("test-exit: failure %q; want it to start with how the server exited", f)
+	}
 }
