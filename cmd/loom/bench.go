@@ -219,7 +219,11 @@ func listScenarios(w io.Writer, quick bool) error {
 		if s.Peer != "" {
 			models += " + peers"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", s.Name, p.Connections, requests, p.Duration, s.Limit(p).Formula, models)
+		conns := fmt.Sprint(p.Connections)
+		if p.Idle > 0 {
+			conns += fmt.Sprintf(" + %d idle", p.Idle)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, conns, requests, p.Duration, s.Limit(p).Formula, models)
 	}
 	return tw.Flush()
 }

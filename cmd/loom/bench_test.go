@@ -155,6 +155,23 @@ func TestBenchListRefusesASelection(t *testing.T) {
 	}
 }
 
+// TestBenchListShowsIdleConnectionsAndEngines: idle-conns' idle connections
+// and the nbio models are part of what --list says a run does.
+func TestBenchListShowsIdleConnectionsAndEngines(t *testing.T) {
+	cmd := newRootCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"bench", "--list", "--quick"})
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"100 + 1000 idle", "virtual nbio/virtual"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("loom bench --list --quick lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
 // TestBenchOutLeavesNoEmptyDirectory checks that a directory --out created
 // for a run that never started (an unknown scenario) is removed again.
 func TestBenchOutLeavesNoEmptyDirectory(t *testing.T) {
