@@ -327,6 +327,12 @@ func (v *vegas) decide(latency time.Duration) {
 	if latency == 0 {
 		// Every task of the round ran long and was cancelled: the
 		// resource hangs, or is so far behind that its callers give up.
+		// Or the machine stalled past the callers' timeout: only a second
+		// such round in a row cuts.
+		if !wasCongested {
+			v.congested = true
+			return
+		}
 		v.limit = inUse / 4
 		v.threshold = v.limit
 		return
@@ -340,12 +346,18 @@ func (v *vegas) decide(latency time.Duration) {
 		v.strained = true
 	}
 	switch {
+	case (queued > 6*s || v.drops > 0) && !wasCongested:
+		// Far above, or callers gave up: the limit falls only if the
+		// next round says so too. A real queue or a hanging resource
+		// lasts; a stall of the machine, which delays every task in
+		// flight and can outlast their callers' timeout, ends.
+		v.congested = true
 	case queued > 6*s && v.drops > 0:
 		// Far above, with callers giving up: straight to where alpha
 		// would wait.
 		v.limit = inUse - queued + 3*s
 		v.threshold = v.limit
-	case queued > 6*s && wasCongested:
+	case queued > 6*s:
 		// Far above twice in a row: to where alpha would wait, at most
 		// to a quarter, rather than a step per round.
 		v.limit = max(inUse-queued+3*s, inUse/4)
@@ -357,7 +369,5 @@ func (v *vegas) decide(latency time.Duration) {
 		v.limit = min(2*v.limit, v.threshold)
 	case queued < 3*s && full:
 		v.limit += s
-	case queued > 6*s:
-		v.congested = true
 	}
 }

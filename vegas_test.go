@@ -141,3 +141,32 @@ func TestVegasBounds(t *testing.T) {
 		})
 	}
 }
+
+// A stall of the whole process that outlasts the callers' timeout ends
+// every task in flight cancelled after running long, once: that round
+// alone does not cut the limit, since a stall ends within a round while a
+// hanging resource (TestVegasTimeoutPlateauShrinks) does not. Cut at once,
+// a load of 20 in flight far below capacity was held to 19 and its next
+// burst turned away (seen in loom bench overload's unloaded phase).
+func TestVegasOneStalledRoundDoesNotCut(t *testing.T) {
+	v := newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow)
+	r := resource{capacity: 1 << 30, hold: 10 * time.Millisecond}
+	now := time.Duration(0)
+	round := func(n int, latency time.Duration, o outcome) {
+		start := now
+		now += latency
+		for range n {
+			v.observe(start, latency, now, n, o)
+		}
+	}
+	for range 20 {
+		round(20, r.hold, succeeded)
+	}
+	round(20, 1200*time.Millisecond, cancelled) // the stall
+	for range 20 {
+		round(20, r.hold, succeeded)
+	}
+	if got := v.current(); got != adaptiveMax {
+		t.Errorf("limit %d after one stalled round; want %d unchanged", got, adaptiveMax)
+	}
+}

@@ -83,6 +83,8 @@ type ModelRun struct {
 	// Unloaded holds the same percentiles of the plan's unloaded phase,
 	// when it has one (Plan.UnloadedRate); nil otherwise.
 	Unloaded []Percentile `json:"unloaded_latency,omitempty"`
+	// UnloadedErrors counts the unloaded phase's failed requests.
+	UnloadedErrors int64 `json:"unloaded_errors,omitempty"`
 	// Server is what the server process used.
 	Server ServerStats `json:"server"`
 	// Idle is what the plan's idle connections cost the server; nil when

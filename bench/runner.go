@@ -267,7 +267,7 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 	}
 
 	if p.UnloadedRate > 0 {
-		run.Unloaded = unloaded(ctx, cfg, p)
+		run.Unloaded, run.UnloadedErrors = unloaded(ctx, cfg, p)
 	}
 	sampling := startSampler(ctx, srv.cmd.Process.Pid, srv.metricsAddr, time.Now())
 	loadCtx, cancelLoad := context.WithCancel(ctx)

@@ -9,17 +9,21 @@ import (
 )
 
 // unloaded runs a plan's unloaded phase against a server under test with the
-// load cfg, and returns its latency percentiles; nil when no request was
-// served, or more than 1% failed (a busy machine's stall can time out a
-// few), since then it is no reference.
-func unloaded(ctx context.Context, cfg load.Config, p Plan) []Percentile {
+// load cfg, and returns its latency percentiles, or nil when no request was
+// served or more than 1% failed (a busy machine's stall can time out a
+// few), since then it is no reference; and how many requests failed.
+func unloaded(ctx context.Context, cfg load.Config, p Plan) ([]Percentile, int64) {
 	cfg.Connections, cfg.Requests, cfg.Progress = 0, 0, nil
 	cfg.Rate, cfg.Duration = p.UnloadedRate, p.UnloadedDuration
 	res, err := load.Run(ctx, cfg)
-	if err != nil || res.Requests == 0 || res.Errors.Total()*100 > res.Requests {
-		return nil
+	if err != nil {
+		return nil, 0
 	}
-	return percentiles(res)
+	failed := res.Errors.Total()
+	if res.Requests == 0 || failed*100 > res.Requests {
+		return nil, failed
+	}
+	return percentiles(res), failed
 }
 
 func percentiles(res *load.Result) []Percentile {
@@ -40,7 +44,7 @@ func unloadedNote(sc ScenarioResult) string {
 		case ref > 0 && loaded > 0:
 			parts = append(parts, fmt.Sprintf("%s %s ÷ %s = %.1f×", r.Model, fmtLatency(loaded), fmtLatency(ref), float64(loaded)/float64(ref)))
 		case sc.Plan.UnloadedRate > 0 && r.Status != StatusCrashed && r.Status != StatusFailed:
-			parts = append(parts, r.Model+" no unloaded reference (its requests failed)")
+			parts = append(parts, fmt.Sprintf("%s no unloaded reference (%s of its requests failed)", r.Model, count(r.UnloadedErrors)))
 		}
 	}
 	if len(parts) == 0 {
