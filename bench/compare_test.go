@@ -48,3 +48,21 @@ func TestCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestComparePairsStdWithTheBareSpec: "std/virtual" is "virtual", so a run
+// that names the engine is compared with one from before engines existed;
+// "nbio/virtual" is another model.
+func TestComparePairsStdWithTheBareSpec(t *testing.T) {
+	old, cur := sampleReport(), sampleReport()
+	cur.Scenarios[0].Runs[0].Model = "std/virtual"
+	cur.Scenarios[0].Runs[1].Model = "nbio/pool:16"
+	var models []string
+	for _, c := range Compare(old, cur) {
+		if c.Scenario == cur.Scenarios[0].Name {
+			models = append(models, c.Model)
+		}
+	}
+	if len(models) == 0 || models[0] != "std/virtual" || strings.Contains(strings.Join(models, " "), "nbio/pool:16") {
+		t.Errorf("compared models %q; want std/virtual paired with virtual, and nbio/pool:16 unpaired", models)
+	}
+}
