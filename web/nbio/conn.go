@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -97,32 +96,6 @@ func (st *connState) Close() error {
 	_ = st.drain(0)
 	st.close(nil)
 	return nil
-}
-
-// Sendfile is nbio's, for static files, with its bytes counted. The count
-// is the size nbio sends: remain, or the rest of the file when remain is 0
-// or more than is left.
-func (st *connState) Sendfile(f *os.File, remain int64) (int64, error) {
-	if f == nil {
-		return 0, nil
-	}
-	offset, err := f.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return 0, err
-	}
-	info, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	if rest := info.Size() - offset; remain <= 0 || remain > rest {
-		remain = rest
-	}
-	st.queued.Add(remain)
-	n, err := st.nc.Sendfile(f, remain)
-	if err != nil {
-		return n, err
-	}
-	return n, st.drain(maxQueued)
 }
 
 // drain waits, while more than limit bytes wait to be written, for nbio to

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -49,7 +48,15 @@ func (w *writer) Write(p []byte) (int, error) {
 		}
 	}
 	if !w.chunked {
-		return w.ResponseWriter.Write(p)
+		// nbio's writer (v1.6.8) returns the size of the buffer it sent,
+		// not of p, when p fills its buffer: io.Copy then stops with an
+		// invalid write count, and a static file was cut off at 96 KiB.
+		// Without an error it has taken all of p.
+		n, err := w.ResponseWriter.Write(p)
+		if err == nil {
+			n = len(p)
+		}
+		return n, err
 	}
 	return w.writeChunked(p)
 }
@@ -89,22 +96,6 @@ func (w *writer) writeChunked(p []byte) (int, error) {
 		p = p[len(piece):]
 	}
 	return n, nil
-}
-
-// ReadFrom sends a part of a file with sendfile, as net/http does, when it
-// is what http.ServeContent hands over — a length-limited *os.File, its
-// length declared, nothing written yet — which is the one case nbio's own
-// ReadFrom handles; anything else is copied through Write.
-func (w *writer) ReadFrom(r io.Reader) (int64, error) {
-	if lr, ok := r.(*io.LimitedReader); ok && lr.N > 0 && w.status != 0 && !w.started {
-		_, isFile := lr.R.(*os.File)
-		rf, canSend := w.ResponseWriter.(io.ReaderFrom)
-		if isFile && canSend && w.Header().Get("Content-Length") != "" {
-			w.started = true
-			return rf.ReadFrom(r)
-		}
-	}
-	return io.Copy(struct{ io.Writer }{w}, r)
 }
 
 // WriteHeader records the status, which net/http sends at Hijack when it

@@ -110,7 +110,10 @@ func (engine) NewServer(srv *http.Server, s web.EngineSettings) (web.EngineServe
 		// No WriteTimeout: nbio's is a deadline from the request's arrival,
 		// cleared by a write that leaves nothing queued; the engine keeps
 		// its own, re-armed as the bytes move (sweep).
-		ReadLimit:         readLimit,
+		ReadLimit: readLimit,
+		// nbio's sendfile does not report the bytes it sends at once,
+		// which the write timeout counts: files are copied through Write.
+		DisableSendfile:   true,
 		MaxHTTPBodySize:   int(s.BodyLimit),
 		Handler:           http.HandlerFunc(sv.serveHTTP),
 		ServerExecutor:    sv.execute,

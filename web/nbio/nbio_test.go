@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -448,13 +449,14 @@ func TestBodyLimit(t *testing.T) {
 	}
 }
 
-// TestLargeChunkedResponses: responses of several MiB without a declared
-// length — written whole, or in many small writes — arrive intact on both
-// engines. nbio v1.6.8's chunked writer reuses a buffer it has freed once
-// it holds 64 KiB, and its pool then hands the buffer to a queued write as
-// well: without the engine's care the bytes come out wrong or the poller
-// panics.
-func TestLargeChunkedResponses(t *testing.T) {
+// TestLargeResponses: responses of several MiB — without a declared
+// length, written whole or in many small writes; with one, written 32 KiB
+// at a time; a static file — arrive intact on both engines. nbio v1.6.8's
+// chunked writer reuses a buffer it has freed once it holds 64 KiB (its pool
+// then hands the buffer to a queued write as well: the bytes come out wrong
+// or the poller panics), and its plain writer returns a wrong count when a
+// write fills its buffer (io.Copy, and so a static file, stops at 96 KiB).
+func TestLargeResponses(t *testing.T) {
 	pattern := make([]byte, 5<<20+7)
 	for i := range pattern {
 		pattern[i] = byte(i*7 + i/251)
@@ -476,10 +478,16 @@ func TestLargeChunkedResponses(t *testing.T) {
 				}
 				return nil
 			})
+			app.Get("/declared", func(w http.ResponseWriter, r *http.Request) error {
+				w.Header().Set("Content-Length", strconv.Itoa(len(pattern)))
+				_, err := io.CopyBuffer(w, struct{ io.Reader }{bytes.NewReader(pattern)}, make([]byte, 32<<10))
+				return err
+			})
+			app.Static("/static/", fstest.MapFS{"big.bin": {Data: pattern}})
 			base, _ := webtest.Serve(t, app)
 			c := client(t)
 			for range 3 {
-				for _, path := range []string{"/whole", "/pieces"} {
+				for _, path := range []string{"/whole", "/pieces", "/declared", "/static/big.bin"} {
 					status, got := body(t)(c.Get(base + path))
 					if status != 200 || got != string(pattern) {
 						t.Fatalf("GET %s: got %d and %d bytes (same: %v); want 200 and the %d bytes written", path, status, len(got), got == string(pattern), len(pattern))

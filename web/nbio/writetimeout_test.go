@@ -1,6 +1,7 @@
 package nbio_test
 
 import (
+	"bufio"
 	"io"
 	"net"
 	"net/http"
@@ -115,6 +116,54 @@ func TestWriteTimeoutEndsAStalledResponse(t *testing.T) {
 				}
 			case <-time.After(30 * time.Second):
 				t.Fatal("the handler was still writing to a client that does not read after 30s")
+			}
+		})
+	}
+}
+
+// TestWriteTimeoutSparesIdleConnections: a kept-alive connection that has
+// had its responses — a file among them — waits idle for longer than the
+// write timeout and serves the next request, on both engines. A write
+// timeout that counted bytes it never saw written would take the idle
+// connection for a stalled one.
+func TestWriteTimeoutSparesIdleConnections(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte(strings.Repeat("static ", 1000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine, web.WriteTimeout(timeout))
+			app.Static("/files/", os.DirFS(dir))
+			app.Get("/hello", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := io.WriteString(w, "hello")
+				return err
+			})
+			base, _ := webtest.Serve(t, app)
+			conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+			br := bufio.NewReader(conn)
+			for i, path := range []string{"/files/a.txt", "/hello", "/files/a.txt", "/hello"} {
+				if i > 0 {
+					time.Sleep(5 * timeout)
+				}
+				if _, err := io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+					t.Fatalf("request %d, GET %s: %v", i, path, err)
+				}
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatalf("request %d, GET %s, after %v idle: %v", i, path, 5*timeout, err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Fatalf("request %d, GET %s: got %d; want 200", i, path, resp.StatusCode)
+				}
 			}
 		})
 	}
