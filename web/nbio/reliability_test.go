@@ -256,8 +256,9 @@ func TestHandlerOutlivesIdleTimeout(t *testing.T) {
 }
 
 // TestManyConnectionsLeakNothing opens and closes 10,000 connections, each
-// sending one request, and wants goroutines and file descriptors back
-// where they were (within a small margin for runtime helpers).
+// sending one request or nothing, and wants goroutines, file descriptors
+// and the heap back where they were (within a small margin for runtime
+// helpers and pools).
 func TestManyConnectionsLeakNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10,000 connections")
@@ -282,7 +283,14 @@ func TestManyConnectionsLeakNothing(t *testing.T) {
 				}
 				return g, f
 			}
+			heap := func() uint64 {
+				var m runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&m)
+				return m.HeapAlloc
+			}
 			g0, f0 := settle()
+			h0 := heap()
 			buf := make([]byte, 512)
 			for i := range conns {
 				c, err := net.Dial("tcp", addr)
@@ -301,8 +309,14 @@ func TestManyConnectionsLeakNothing(t *testing.T) {
 				_ = c.Close()
 			}
 			g1, f1 := settle()
+			h1 := heap()
 			if g1 > g0+5 || f1 > f0+5 {
 				t.Errorf("after %d connections: got %d goroutines, %d fds; want at most 5 more than the %d, %d before", conns, g1, f1, g0, f0)
+			}
+			// A connection's state is a few hundred bytes: 10,000 kept
+			// would be megabytes. Pools (nbio's buffers) may keep a few.
+			if h1 > h0+2<<20 {
+				t.Errorf("after %d connections: heap %d bytes; want at most 2 MiB more than the %d before", conns, h1, h0)
 			}
 		})
 	}
