@@ -16,6 +16,10 @@
 //
 // (Conn, Read and Write are github.com/coder/websocket's; import it under
 // another name next to this package.)
+//
+// It works on both connection engines: on web/nbio the upgrade takes the
+// connection through the engine's Hijack (docs/web.md, "choosing an
+// engine").
 package websocket
 
 import (
