@@ -110,3 +110,13 @@ func TestBetter(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeBestWithoutThroughput: a best run whose throughput rounds to 0
+// gives no ratio to it rather than a division by zero.
+func TestJudgeBestWithoutThroughput(t *testing.T) {
+	sc := ScenarioResult{Runs: []ModelRun{{Model: "a", Status: StatusOK, Requests: 1}}}
+	judge(&sc)
+	if r := sc.Runs[0].RatioToBest; r != 0 {
+		t.Errorf("ratio to a best of 0 req/s: %v; want 0", r)
+	}
+}
