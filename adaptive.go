@@ -23,13 +23,13 @@ import (
 // turned away: below capacity Adaptive behaves as Virtual but for a mutex
 // and a clock read at each start and end. Latency rises under a millisecond
 // are not taken for queueing. A task whose context had ended when it
-// returned never counts in the estimate, and counts as a drop, which lowers
-// the limit, when it ran for more than twice the lowest latency, so callers
-// that give up at once cannot make the resource look idle and a plateau of
-// timeouts lowers the limit instead of growing it. A limit that a whole
-// measuring window (1 s, doubling to 10 s) leaves half empty, with nothing
-// waiting, returns to the maximum. Stats.Limit is the
-// current limit and Stats.TargetLatency the latency at which it stops
+// returned never counts in the estimate, and counts as a drop when it ran
+// for more than twice the lowest latency; drops in two rounds in a row
+// lower the limit, so callers that give up at once cannot make the resource
+// look idle and a plateau of timeouts lowers the limit instead of growing
+// it. A limit that a whole measuring window (1 s, doubling to 10 s) leaves
+// half empty, with nothing waiting, returns to the maximum. Stats.Limit is
+// the current limit and Stats.TargetLatency the latency at which it stops
 // growing.
 //
 // Queue, Full and the rest of the contract are Limit's, with Queue(0) and

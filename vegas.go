@@ -179,10 +179,10 @@ func (v *vegas) target() time.Duration {
 // A cancelled task never lowers the base latency and never counts in a
 // round's latency: a task whose caller gave up may return at once, and
 // near-zero latencies would make the resource look idle. If it ran for more
-// than twice the base latency, and more than noise, it counts as a drop, and a round with drops
-// lowers the limit, so that a plateau of tasks that all run until their
-// deadline (every latency equal, the ratio flat) cannot grow the limit to
-// its maximum.
+// than twice the base latency, and more than noise, it counts as a drop,
+// and two rounds in a row with drops lower the limit, so that a plateau of
+// tasks that all run until their deadline (every latency equal, the ratio
+// flat) cannot grow the limit to its maximum.
 func (v *vegas) observe(start, latency, now time.Duration, inflight int, o outcome) bool {
 	forgot := false
 	if now-v.windowStart >= v.window {
