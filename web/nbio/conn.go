@@ -48,11 +48,13 @@ type connState struct {
 	parser  *nbhttp.Parser // nil until the first read
 	phase   phase
 	scan    headerScan
-	size    int    // bytes of the request's line and headers so far
-	left    int    // bytes of a declared body still to come
-	chunked bool   // the request has a Transfer-Encoding
-	tooBig  bool   // its declared body is over the App's largest limit
-	reading []byte // what the parser is being fed, for its callbacks
+	size    int  // bytes of the request's line and headers so far
+	left    int  // bytes of a declared body still to come
+	chunked bool // the request has a Transfer-Encoding
+	tooBig  bool // its declared body is over the App's largest limit
+	// readEnd: what the parser is being fed ends with an empty line, for
+	// its callbacks.
+	readEnd bool
 
 	// deadline is when the request now arriving must have arrived, in
 	// nanoseconds of the server's clock; 0: none. Set by the poller, read by
@@ -68,7 +70,7 @@ type connState struct {
 
 	// the sweeper's, under server.mu
 	seenWritten  int64
-	stalledSince time.Time
+	stalledSince int64 // on the server's clock; 0: not stalled
 }
 
 // maxQueued is how many bytes of responses a connection may have waiting in
@@ -179,7 +181,7 @@ func (st *connState) headersRead(length int) {
 // with the next byte, and the idle timeout, which nbio sets again after the
 // response, must not cut off a handler that runs longer.
 func (st *connState) completed() {
-	if (st.phase == phaseChunked || st.phase == phaseBlind) && !bytes.HasSuffix(st.reading, endOfHeaders) {
+	if (st.phase == phaseChunked || st.phase == phaseBlind) && !st.readEnd {
 		// The read may hold the start of the next request.
 		st.phase = phaseBlind
 	} else {
@@ -247,12 +249,11 @@ func (st *connState) read(data []byte) (status int, why string) {
 // is in nbio's own data handler.
 func (st *connState) parse(data []byte) (err error) {
 	defer func() {
-		st.reading = nil
 		if v := recover(); v != nil {
 			err = errors.New("nbio parser panic")
 		}
 	}()
-	st.reading = data
+	st.readEnd = bytes.HasSuffix(data, endOfHeaders)
 	return st.parser.Parse(data)
 }
 

@@ -54,7 +54,7 @@ func (s *server) sweep() {
 				delete(s.conns, c)
 				continue
 			}
-			if s.writeTimeout > 0 && s.stalled(st, now) {
+			if s.writeTimeout > 0 && s.stalled(st, clock) {
 				cut = append(cut, late{st, errWriteTimeout})
 				delete(s.conns, c)
 				continue
@@ -74,16 +74,18 @@ func (s *server) sweep() {
 }
 
 // stalled reports whether st has had bytes queued with none written for the
-// write timeout. Called under s.mu, which guards the sweeper's fields.
-func (s *server) stalled(st *connState, now time.Time) bool {
+// write timeout, clock being now on the server's clock (never 0: the epoch
+// is before the first sweep). Called under s.mu, which guards the
+// sweeper's fields.
+func (s *server) stalled(st *connState, clock int64) bool {
 	written := st.written.Load() // before queued, which is added to first
 	if st.queued.Load() <= written {
-		st.stalledSince = time.Time{}
+		st.stalledSince = 0
 		return false
 	}
-	if written != st.seenWritten || st.stalledSince.IsZero() {
-		st.seenWritten, st.stalledSince = written, now
+	if written != st.seenWritten || st.stalledSince == 0 {
+		st.seenWritten, st.stalledSince = written, clock
 		return false
 	}
-	return now.Sub(st.stalledSince) >= s.writeTimeout
+	return time.Duration(clock-st.stalledSince) >= s.writeTimeout
 }
