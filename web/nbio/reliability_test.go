@@ -329,3 +329,52 @@ func openFDs(t *testing.T) int {
 	}
 	return len(entries)
 }
+
+// TestPipelinedRequests sends several requests in one write — bodies
+// declared and chunked among them — and wants every answer, in order, on
+// both engines: the engine feeds nbio's parser a request part at a time.
+func TestPipelinedRequests(t *testing.T) {
+	raw := "GET /echo?n=1 HTTP/1.1\r\nHost: a\r\n\r\n" +
+		"POST /echo?n=2 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello" +
+		"GET /echo?n=3 HTTP/1.1\r\nHost: a\r\n\r\n" +
+		"POST /echo?n=4 HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" +
+		"GET /echo?n=5 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+	want := []string{"1:", "2:hello", "3:", "4:abc", "5:"}
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine)
+			echo := func(w http.ResponseWriter, r *http.Request) error {
+				b, err := io.ReadAll(r.Body)
+				if err != nil {
+					return err
+				}
+				_, err = io.WriteString(w, r.URL.Query().Get("n")+":"+string(b))
+				return err
+			}
+			app.Get("/echo", echo)
+			app.Post("/echo", echo)
+			base, _ := webtest.Serve(t, app)
+			c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+			if _, err := io.WriteString(c, raw); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(c)
+			for i, w := range want {
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatalf("response %d: %v", i+1, err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || string(b) != w {
+					t.Errorf("response %d: got %d %q; want 200 %q", i+1, resp.StatusCode, b, w)
+				}
+			}
+		})
+	}
+}
