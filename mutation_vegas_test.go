@@ -1,0 +1,32 @@
+package loom
+
+import (
+	"testing"
+	"time"
+)
+
+// TestVegasTarget checks the latency at which the limit stops growing,
+// below and above the limit where alpha tasks would wait (alpha is 3 steps:
+// 3 up to a limit of 10, 6 at 100): at most alpha, the base plus noise;
+// above it, the base scaled by limit / (limit - alpha) once that is the
+// larger.
+func TestVegasTarget(t *testing.T) {
+	for _, tc := range []struct {
+		base  time.Duration
+		limit float64
+		want  time.Duration
+	}{
+		{0, 100, 0}, // no base latency yet
+		{10 * time.Millisecond, 1, 10*time.Millisecond + noise},
+		{10 * time.Millisecond, 3, 10*time.Millisecond + noise},
+		{10 * time.Millisecond, 4, 40 * time.Millisecond},                 // 10 ms × 4 / 1
+		{100 * time.Millisecond, 100, 100 * time.Millisecond * 100 / 94}, // alpha 6
+		{10 * time.Millisecond, 100, 10*time.Millisecond + noise},        // 10.6 ms < base + noise
+	} {
+		v := newVegas(int(tc.limit), 1, 1000, time.Second)
+		v.thisWindow = tc.base
+		if got := v.target(); got != tc.want {
+			t.Errorf("target at base %s, limit %g = %s; want %s", tc.base, tc.limit, got, tc.want)
+		}
+	}
+}
