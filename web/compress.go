@@ -244,11 +244,12 @@ func (w *compressWriter) close() {
 	w.encoder = nil
 }
 
-// Flush sends what is buffered; a flushed response is compressed if it is
-// large enough so far, else sent as is.
+// Flush sends what is buffered. A response flushed before Compress decided
+// is sent as is: Write decides as soon as MinCompressSize bytes arrive, so
+// less than that is buffered here.
 func (w *compressWriter) Flush() {
 	if !w.decided {
-		_ = w.decide(len(w.buf) >= MinCompressSize)
+		_ = w.decide(false)
 	}
 	if f, ok := w.encoder.(interface{ Flush() error }); ok {
 		_ = f.Flush()

@@ -164,3 +164,38 @@ func (w *sentTracker) Write(p []byte) (int, error) {
 }
 
 func (w *sentTracker) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// TestCompressFlush: a response flushed before Compress decided (less than
+// MinCompressSize written) is sent as is, one that reached MinCompressSize
+// before the flush is compressed; either way the client gets the whole
+// body.
+func TestCompressFlush(t *testing.T) {
+	app := newApp(t)
+	flushAfter := func(n int) web.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) error {
+			_, _ = io.WriteString(w, strings.Repeat("a", n))
+			if err := http.NewResponseController(w).Flush(); err != nil {
+				return err
+			}
+			_, err := io.WriteString(w, strings.Repeat("a", 2*web.MinCompressSize))
+			return err
+		}
+	}
+	app.Get("/small", flushAfter(10), web.Use(web.Compress))
+	app.Get("/min", flushAfter(web.MinCompressSize), web.Use(web.Compress))
+	for _, tt := range []struct {
+		target, encoding string
+		size             int
+	}{{"/small", "", 10 + 2*web.MinCompressSize}, {"/min", "gzip", 3 * web.MinCompressSize}} {
+		req := httptest.NewRequest(http.MethodGet, tt.target, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, req)
+		if got := rec.Result().Header.Get("Content-Encoding"); got != tt.encoding {
+			t.Errorf("GET %s: Content-Encoding %q; want %q", tt.target, got, tt.encoding)
+		}
+		if got := decoded(t, rec); len(got) != tt.size {
+			t.Errorf("GET %s: %d bytes after decoding; want %d", tt.target, len(got), tt.size)
+		}
+	}
+}
