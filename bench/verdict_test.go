@@ -120,3 +120,31 @@ func TestJudgeBestWithoutThroughput(t *testing.T) {
 		t.Errorf("ratio to a best of 0 req/s: %v; want 0", r)
 	}
 }
+
+// TestPeerNote sets loom's virtual beside bare net/http only when both
+// served: not when loom's run failed or crashed, nor when net/http's
+// served nothing.
+func TestPeerNote(t *testing.T) {
+	runs := func(status Status, bare float64) []ModelRun {
+		return []ModelRun{
+			{Model: "virtual", Status: status, Throughput: 800},
+			{Model: "peer:nethttp", Status: StatusOK, Throughput: bare},
+		}
+	}
+	for _, tt := range []struct {
+		runs []ModelRun
+		want string
+	}{
+		{runs(StatusOK, 1000), "loom's virtual runs at 0.80× bare net/http"},
+		{runs(StatusErrors, 1000), "loom's virtual runs at 0.80× bare net/http"},
+		{runs(StatusFailed, 1000), ""},
+		{runs(StatusCrashed, 1000), ""},
+		{runs(StatusOK, 0), ""},
+		{runs(StatusOK, 1000)[:1], ""},
+		{runs(StatusOK, 1000)[1:], ""},
+	} {
+		if got := peerNote(tt.runs); got != tt.want {
+			t.Errorf("peerNote(%+v) = %q; want %q", tt.runs, got, tt.want)
+		}
+	}
+}
