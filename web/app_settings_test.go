@@ -184,3 +184,18 @@ func (e namedEngine) Name() string { return string(e) }
 func (namedEngine) NewServer(*http.Server, web.EngineSettings) (web.EngineServer, error) {
 	return nil, errors.New("named engine: does not serve")
 }
+
+// TestErrorAfterAnExplicit200: a handler that sent its 200 with
+// WriteHeader and then fails cannot change the response: the error is
+// logged, not appended to the body (writer.go, status >= 200).
+func TestErrorAfterAnExplicit200(t *testing.T) {
+	app := newApp(t)
+	app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+		w.WriteHeader(http.StatusOK)
+		return errors.New("failed after the header")
+	})
+	rec := do(t, app, http.MethodGet, "/", "")
+	if rec.Code != http.StatusOK || rec.Body.Len() != 0 {
+		t.Errorf("got %d %q; want the 200 as sent, with no error text after it", rec.Code, rec.Body)
+	}
+}
