@@ -199,3 +199,26 @@ func TestErrorAfterAnExplicit200(t *testing.T) {
 		t.Errorf("got %d %q; want the 200 as sent, with no error text after it", rec.Code, rec.Body)
 	}
 }
+
+// TestObserversSeeTheFinalStatus: observers are told the status that was
+// sent: not an informational 103 before it, nor a superfluous WriteHeader
+// after it.
+func TestObserversSeeTheFinalStatus(t *testing.T) {
+	app := newApp(t)
+	var o observed
+	app.Observe(&o)
+	app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Link", "</style.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.WriteHeader(http.StatusCreated)
+		w.WriteHeader(http.StatusInternalServerError) // superfluous: net/http logs it and sends nothing
+		return nil
+	})
+	do(t, app, http.MethodGet, "/", "") // the recorder keeps the 103 as its Code
+	o.mu.Lock()
+	resps := slices.Clone(o.resps)
+	o.mu.Unlock()
+	if len(resps) != 1 || resps[0].Status != http.StatusCreated {
+		t.Errorf("103 then 201: observers got %+v; want one Response of 201", resps)
+	}
+}
