@@ -204,7 +204,7 @@ func rate(perSecond float64) string {
 // percent formats a ratio as a percentage: 0.985 → "98.5%", 0.42 → "42%".
 func percent(ratio float64) string {
 	p := ratio * 100
-	if p >= 10 && p < 99.95 && p != float64(int(p)) && p > 95 {
+	if p > 95 && p < 99.95 && p != float64(int(p)) { // 98.5% and 99% differ; 99.95% would print as 100.0%
 		return fmt.Sprintf("%.1f%%", p)
 	}
 	if p < 10 {
