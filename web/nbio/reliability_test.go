@@ -61,6 +61,7 @@ func TestMalformedRequests(t *testing.T) {
 		{"Content-Length with chunked", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "HTTP/1.1 200 OK", ""},
 		{"unknown transfer coding", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", "HTTP/1.1 501 Not Implemented", ""},
 		{"no Host in HTTP/1.1", "GET / HTTP/1.1\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
+		{"empty line before the request line", "\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
 		{"space in a header name", "GET / HTTP/1.1\r\nHost: a\r\nFoo Bar: x\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
 		{"space before the colon", "GET / HTTP/1.1\r\nHost: a\r\nFoo : x\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
 		{"tab in a header name", "GET / HTTP/1.1\r\nHost: a\r\nFoo\tBar: x\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
