@@ -329,3 +329,41 @@ func TestWebSocketLargeMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestWebSocketWriteTimeout: a handler pushing to a client that stopped
+// reading gets a write error from the App's write timeout on both engines,
+// instead of blocking (or, on nbio, queueing) for ever.
+func TestWebSocketWriteTimeout(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine, web.WriteTimeout(200*time.Millisecond))
+			ended := make(chan error, 1)
+			app.Get("/push", wsweb.Handler(func(ctx context.Context, c *websocket.Conn, r *http.Request) error {
+				msg := make([]byte, 256<<10)
+				for range 4096 { // 1 GiB
+					if err := c.Write(ctx, websocket.MessageBinary, msg); err != nil {
+						ended <- err
+						return err
+					}
+				}
+				ended <- nil
+				return nil
+			}))
+			ctx, base := serveApp(t, app)
+			c, _, err := websocket.Dial(ctx, wsURL(base, "/push"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.CloseNow()
+			// The client never reads.
+			select {
+			case err := <-ended:
+				if err == nil {
+					t.Error("the handler pushed 1 GiB to a client that does not read")
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the handler was still pushing to a client that does not read after 30s")
+			}
+		})
+	}
+}
