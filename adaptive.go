@@ -21,8 +21,8 @@ import (
 // The limit starts at the top of LimitRange (default 1 to 10,000; see
 // InitialLimit), so a load the resource serves without queueing is never
 // turned away: below capacity Adaptive behaves as Virtual but for a mutex
-// and a clock read at each start and end. Latency rises under a millisecond
-// are not taken for queueing. A task whose context had ended when it
+// and a clock read at each start and end. Latency rises under a millisecond,
+// or a tenth of the lowest latency, are not taken for queueing. A task whose context had ended when it
 // returned never counts in the estimate, and counts as a drop when it ran
 // for more than twice the lowest latency; drops in two rounds in a row
 // lower the limit, so callers that give up at once cannot make the resource

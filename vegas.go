@@ -23,14 +23,15 @@ import (
 // the estimate uses the tasks in flight, not the limit, so a limit far above
 // the load is neither cut by nor grown on latencies it did not cause; a
 // round's latency is the median of up to roundSamples tasks, not each task's,
-// so one task delayed by the scheduler does not move the limit; a rise of
-// less than noise over the base is not taken for queueing, so work of a few
-// microseconds on a busy machine does not look congested; and a round whose
-// tasks are stuck behind a queue ends before they do, once the time they
-// have waited shows it, with Vegas' rate form of the estimate (throughput
-// against inflight/base) sizing the cut, so that a limit at its maximum
-// meets a sudden overload within a few round trips, not as many queue
-// lengths.
+// so one task delayed by the scheduler does not move the limit; a rise over
+// the base of less than the slack (1 ms, or a tenth of the base if more) is
+// not taken for queueing, so work of a few microseconds, or a timer fired
+// late, on a busy machine does not look congested; and a round whose tasks
+// are stuck behind a queue ends before they do, once the time they have
+// waited is twice the base and shows it, with Vegas' rate form of the
+// estimate (throughput against inflight/base) sizing the cut, so that a
+// limit at its maximum meets a sudden overload within a few round trips,
+// not as many queue lengths.
 //
 // It keeps no clock: every call is given the time, so that tests drive it
 // deterministically. It is not safe for concurrent use; the executor calls
@@ -120,10 +121,29 @@ const (
 	// roundSamples is the most tasks a round waits for; fewer while fewer
 	// are in flight.
 	roundSamples = 16
-	// noise is the rise in latency not taken for queueing: what a busy
-	// machine's scheduler adds to any task.
+	// noise is the least rise in latency not taken for queueing: what a
+	// busy machine's scheduler adds to any task. A tenth of the base
+	// latency when that is more (see slack).
 	noise = time.Millisecond
 )
+
+// slack returns the rise over a base latency that is not taken for
+// queueing: noise, or a tenth of the base when that is more, since a machine
+// too busy to fire a 100 ms timer on time makes it 10–30 ms late, which
+// Vegas would read as a tenth of the tasks waiting (Gradient2, in the same
+// library, tolerates 1.5× for the same reason).
+func slack(base time.Duration) time.Duration { return max(noise, base/10) }
+
+// waiting estimates how many of inUse tasks wait downstream when a round's
+// latency is latency and the base is base: inUse × (1 − base/latency), with
+// the latency less the slack.
+func waiting(inUse float64, base, latency time.Duration) float64 {
+	latency -= slack(base)
+	if latency <= base {
+		return 0
+	}
+	return inUse * (1 - float64(base)/float64(latency))
+}
 
 func newVegas(initial, least, most int, window time.Duration) vegas {
 	return vegas{
@@ -157,18 +177,18 @@ func (v *vegas) base() time.Duration {
 func step(n float64) float64 { return max(1, math.Log10(n)) }
 
 // target returns the latency at which the limit stops growing: the latency
-// at which alpha tasks are estimated to wait with the limit full, and at
-// least the base plus noise. It is 0 while no base latency is known.
+// at which alpha tasks are estimated to wait with the limit full, plus the
+// slack. It is 0 while no base latency is known.
 func (v *vegas) target() time.Duration {
 	b := v.base()
 	if b == 0 {
 		return 0
 	}
-	t := b + noise
+	t := b
 	if alpha := 3 * step(v.limit); v.limit > alpha {
-		t = max(t, time.Duration(float64(b)*v.limit/(v.limit-alpha)))
+		t = time.Duration(float64(b) * v.limit / (v.limit - alpha))
 	}
-	return t
+	return t + slack(b)
 }
 
 // observe takes one finished task: it started at start, ran for latency and
@@ -268,11 +288,13 @@ func (v *vegas) overdue(now time.Duration) bool {
 	}
 	base := v.base()
 	bound := now - v.starts[n-1]
-	if base == 0 || bound-base <= noise {
+	if base == 0 || bound < 2*base {
+		// Only a queue that has at least doubled the latency: judged
+		// early, two rounds fit in one slow spell of the machine.
 		return false
 	}
 	inUse := min(v.limit, float64(v.used))
-	if inUse*(1-float64(base)/float64(bound)) <= 6*step(inUse) {
+	if waiting(inUse, base, bound) <= 6*step(inUse) {
 		return false
 	}
 	// The bound says a queue is there, not how long it is: the throughput
@@ -338,10 +360,7 @@ func (v *vegas) decide(latency time.Duration) {
 		return
 	}
 	base := v.base()
-	queued := 0.0
-	if latency-base > noise {
-		queued = inUse * (1 - float64(base)/float64(latency))
-	}
+	queued := waiting(inUse, base, latency)
 	if queued > 6*s {
 		v.strained = true
 	}

@@ -170,3 +170,32 @@ func TestVegasOneStalledRoundDoesNotCut(t *testing.T) {
 		t.Errorf("limit %d after one stalled round; want %d unchanged", got, adaptiveMax)
 	}
 }
+
+// A round stuck behind a queue is judged before its tasks end only once the
+// bound on its median latency has doubled the base: a machine too busy to
+// fire timers on time makes a round 1.6× late, and two such rounds judged
+// early fit in one slow spell (loom bench cask-sleep turned tens of
+// thousands of requests away before this).
+func TestVegasJudgesEarlyOnlyPastTwiceTheBase(t *testing.T) {
+	v := newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow)
+	hold := 100 * time.Millisecond
+	now := time.Duration(0)
+	for range 20 { // rounds of 100 tasks of 100 ms: the base
+		start := now
+		now += hold
+		for range 100 {
+			v.observe(start, hold, now, 100, succeeded)
+		}
+	}
+	for range roundSamples {
+		v.start(now, 100)
+	}
+	v.start(now+160*time.Millisecond, 100) // none of the round has ended
+	if v.congested {
+		t.Errorf("a round 1.6× the base was judged congested before it ended; want it left to end")
+	}
+	v.start(now+210*time.Millisecond, 100)
+	if !v.congested {
+		t.Errorf("a round past 2.1× the base was not judged congested before it ended; want it judged")
+	}
+}
