@@ -14,6 +14,9 @@ type Change struct {
 	// OldThroughput and NewThroughput are req/s; Ratio is new ÷ old (0 when
 	// old served nothing).
 	OldThroughput, NewThroughput, Ratio float64
+	// OldUnit and NewUnit are what each report's tables count (msg/s for
+	// actor-echo); the comparison shows each side in its own.
+	OldUnit, NewUnit Unit
 	// OldP99 and NewP99 are the 99th percentile latencies; P99Ratio is
 	// new ÷ old.
 	OldP99, NewP99 time.Duration
@@ -27,23 +30,29 @@ const Regression = 0.9
 // Compare pairs the runs of old and new by scenario and model, in new's
 // order. Runs present in only one report are left out.
 func Compare(old, new *Report) []Change {
-	before := map[[2]string]ModelRun{}
+	type oldRun struct {
+		run  ModelRun
+		unit Unit
+	}
+	before := map[[2]string]oldRun{}
 	for _, sc := range old.Scenarios {
 		for _, run := range sc.Runs {
-			before[[2]string{sc.Name, sameModel(run.Model)}] = run
+			before[[2]string{sc.Name, sameModel(run.Model)}] = oldRun{run, sc.Unit}
 		}
 	}
 	var changes []Change
 	for _, sc := range new.Scenarios {
 		for _, run := range sc.Runs {
-			prev, ok := before[[2]string{sc.Name, sameModel(run.Model)}]
+			found, ok := before[[2]string{sc.Name, sameModel(run.Model)}]
 			if !ok {
 				continue
 			}
+			prev := found.run
 			c := Change{
 				Scenario: sc.Name, Model: run.Model,
 				OldStatus: prev.Status, NewStatus: run.Status,
 				OldThroughput: prev.Throughput, NewThroughput: run.Throughput,
+				OldUnit: found.unit, NewUnit: sc.Unit,
 				OldP99: prev.LatencyAt(99), NewP99: run.LatencyAt(99),
 			}
 			if prev.Throughput > 0 {
@@ -65,7 +74,7 @@ func Compare(old, new *Report) []Change {
 // since a server that crashed late or answered wrongly can still post a
 // high req/s.
 func WriteComparison(w io.Writer, changes []Change) (regressions int, err error) {
-	rows := [][]string{{"scenario", "model", "old req/s", "new req/s", "new÷old", "old p99", "new p99", "p99 new÷old", ""}}
+	rows := [][]string{{"scenario", "model", "old rate", "new rate", "new÷old", "old p99", "new p99", "p99 new÷old", ""}}
 	for _, c := range changes {
 		var flags []string
 		broke := c.OldStatus == StatusOK && c.NewStatus != StatusOK
@@ -79,7 +88,7 @@ func WriteComparison(w io.Writer, changes []Change) (regressions int, err error)
 		if c.OldStatus != c.NewStatus {
 			flags = append(flags, fmt.Sprintf("status %s → %s", c.OldStatus, c.NewStatus))
 		}
-		rows = append(rows, []string{c.Scenario, c.Model, rate(c.OldThroughput), rate(c.NewThroughput), fmtRatio(c.Ratio),
+		rows = append(rows, []string{c.Scenario, c.Model, c.OldUnit.format(c.OldThroughput), c.NewUnit.format(c.NewThroughput), fmtRatio(c.Ratio),
 			fmtLatency(c.OldP99), fmtLatency(c.NewP99), fmtRatio(c.P99Ratio), strings.Join(flags, ", ")})
 	}
 	if len(changes) == 0 {

@@ -36,8 +36,8 @@ func ExampleCompare() {
 	fmt.Println("regressions:", regressions)
 	// Output:
 	// old → new:
-	//     scenario    model  old req/s  new req/s  new÷old  old p99  new p99  p99 new÷old
-	//   cask-sleep  virtual        990        700     0.71    110ms    110ms         1.00  REGRESSION
-	//   cask-sleep  pool:16        160        160     1.00    110ms    110ms         1.00
+	//     scenario    model   old rate   new rate  new÷old  old p99  new p99  p99 new÷old
+	//   cask-sleep  virtual  990 req/s  700 req/s     0.71    110ms    110ms         1.00  REGRESSION
+	//   cask-sleep  pool:16  160 req/s  160 req/s     1.00    110ms    110ms         1.00
 	// regressions: 1
 }

@@ -53,17 +53,17 @@ func fmtCount[T int | int64 | uint64](n T) string {
 
 // tableHeader and tableRow give the columns of the per-scenario table. The
 // terminal's is narrow; the wide one, in Markdown and HTML, adds p90, p99.9,
-// peak goroutines in system calls and GC cycles.
-func tableHeader(wide bool) []string {
+// peak goroutines in system calls and GC cycles. The rate is in unit.
+func tableHeader(wide bool, unit Unit) []string {
 	if !wide {
-		return []string{"model", "req/s", "÷ limit", "÷ best", "p50", "p99", "max", "errors",
+		return []string{"model", unit.String(), "÷ limit", "÷ best", "p50", "p99", "max", "errors",
 			"peak RSS", "peak threads", "peak goroutines", "CPU s", "status"}
 	}
-	return []string{"model", "req/s", "÷ limit", "÷ best", "p50", "p90", "p99", "p99.9", "max", "errors",
+	return []string{"model", unit.String(), "÷ limit", "÷ best", "p50", "p90", "p99", "p99.9", "max", "errors",
 		"peak RSS", "peak threads", "peak goroutines", "in syscalls", "CPU s", "GCs", "status"}
 }
 
-func tableRow(r ModelRun, wide bool) []string {
+func tableRow(r ModelRun, wide bool, unit Unit) []string {
 	status := string(r.Status)
 	if r.Status == StatusCrashed || r.Status == StatusFailed {
 		status += ": " + firstLine(r.Failure, 60)
@@ -77,14 +77,14 @@ func tableRow(r ModelRun, wide bool) []string {
 	cpu := fmt.Sprintf("%.1f", r.Server.CPUSeconds)
 	if !wide {
 		return []string{
-			r.Model, rate(r.Throughput), fmtRatio(r.RatioToLimit), fmtRatio(r.RatioToBest),
+			r.Model, rate(unit.of(r.Throughput)), fmtRatio(r.RatioToLimit), fmtRatio(r.RatioToBest),
 			fmtLatency(r.LatencyAt(50)), fmtLatency(r.LatencyAt(99)), fmtLatency(r.LatencyAt(100)),
 			fmtCount(r.Errors), fmtBytes(r.Server.PeakRSSBytes), fmtCount(r.Server.PeakThreads),
 			runtimeFigure(r.Server.PeakGoroutines), cpu, status,
 		}
 	}
 	return []string{
-		r.Model, rate(r.Throughput), fmtRatio(r.RatioToLimit), fmtRatio(r.RatioToBest),
+		r.Model, rate(unit.of(r.Throughput)), fmtRatio(r.RatioToLimit), fmtRatio(r.RatioToBest),
 		fmtLatency(r.LatencyAt(50)), fmtLatency(r.LatencyAt(90)), fmtLatency(r.LatencyAt(99)),
 		fmtLatency(r.LatencyAt(99.9)), fmtLatency(r.LatencyAt(100)),
 		fmtCount(r.Errors), fmtBytes(r.Server.PeakRSSBytes), fmtCount(r.Server.PeakThreads),

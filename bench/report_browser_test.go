@@ -59,6 +59,9 @@ type chartState struct {
 // latency and executor charts over time.
 func TestReportInBrowser(t *testing.T) {
 	report := runTest(t, "test-ok", "test-sleep", "test-step")
+	// The first scenario counts in a unit of its own, as actor-echo counts
+	// messages: its bars are in it.
+	report.Scenarios[0].Unit = Unit{Name: "msg/s", PerRequest: 1000}
 	paths, err := WriteFiles(t.TempDir(), report)
 	if err != nil {
 		t.Fatalf("WriteFiles: %v", err)
@@ -117,10 +120,14 @@ func TestReportInBrowser(t *testing.T) {
 		var want []float64
 		var models []string
 		for _, run := range sc.Runs {
-			want = append(want, round(run.Throughput, 1))
+			want = append(want, round(sc.Unit.of(run.Throughput), 1))
 			models = append(models, run.Model)
 		}
-		if bars := byID[fmt.Sprintf("s%dthroughput", i)]; len(bars.Series) == 1 {
+		bars := byID[fmt.Sprintf("s%dthroughput", i)]
+		if len(bars.Series) != 1 || bars.Series[0].Name != sc.Unit.String() {
+			t.Errorf("%s throughput chart: %d series, the first %q; want one, %q", sc.Name, len(bars.Series), seriesName(bars), sc.Unit)
+		}
+		if len(bars.Series) == 1 {
 			var got []float64
 			for _, v := range bars.Series[0].Values {
 				var f float64
@@ -130,7 +137,7 @@ func TestReportInBrowser(t *testing.T) {
 				got = append(got, f)
 			}
 			if !slices.Equal(got, want) {
-				t.Errorf("%s throughput bars: got %v; want %v req/s", sc.Name, got, want)
+				t.Errorf("%s throughput bars: got %v; want %v %s", sc.Name, got, want, sc.Unit)
 			}
 		}
 		for _, kind := range chartKinds(sc)[1:] {
@@ -157,6 +164,13 @@ func TestReportInBrowser(t *testing.T) {
 	if len(tab.Requests()) == 0 {
 		t.Errorf("no request recorded, not even the page's own: the recording is broken")
 	}
+}
+
+func seriesName(c chartState) string {
+	if len(c.Series) == 0 {
+		return ""
+	}
+	return c.Series[0].Name
 }
 
 // chartKinds lists the charts report.html draws for sc, in order: four for

@@ -93,8 +93,8 @@ func TestTableRow(t *testing.T) {
 		{ModelRun{Status: StatusFailed, Failure: "no listening line"}, "failed: no listening line", "–"},
 	} {
 		for _, wide := range []bool{false, true} {
-			row := tableRow(tt.run, wide)
-			header := tableHeader(wide)
+			row := tableRow(tt.run, wide, Unit{})
+			header := tableHeader(wide, Unit{})
 			if len(row) != len(header) {
 				t.Fatalf("wide %t: %d cells for %d columns", wide, len(row), len(header))
 			}

@@ -49,13 +49,13 @@ func writeScenarioHTML(w io.Writer, i int, sc ScenarioResult) {
 		esc(sc.Name), esc(sc.Name), esc(sc.Workload), esc(describePlan(sc.Plan)), esc(sc.Limit.Formula))
 	fmt.Fprintf(w, "<p><small>Seed: %s<br>Changed: %s</small></p>\n", esc(sc.Seed), esc(sc.Changes))
 	fmt.Fprint(w, "<table>\n<tr>")
-	for _, h := range tableHeader(true) {
+	for _, h := range tableHeader(true, sc.Unit) {
 		fmt.Fprintf(w, "<th>%s</th>", esc(h))
 	}
 	fmt.Fprint(w, "</tr>\n")
 	for _, run := range sc.Runs {
 		fmt.Fprint(w, "<tr>")
-		for _, cell := range tableRow(run, true) {
+		for _, cell := range tableRow(run, true, sc.Unit) {
 			fmt.Fprintf(w, "<td>%s</td>", esc(cell))
 		}
 		fmt.Fprint(w, "</tr>\n")
@@ -101,22 +101,23 @@ func scenarioCharts(i int, sc ScenarioResult) []string {
 	legend := charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "bottom", Type: "scroll"})
 	grid := charts.WithGridOpts(opts.Grid{Bottom: "70"})
 
-	// Throughput per model, beside the limit when there is one.
+	// Throughput per model in the scenario's unit, beside the limit when
+	// there is one.
 	throughput := charts.NewBar()
 	subtitle := ""
 	if sc.Limit.PerSecond > 0 {
-		subtitle = "limit " + rate(sc.Limit.PerSecond) + " req/s"
+		subtitle = "limit " + sc.Unit.format(sc.Limit.PerSecond)
 	}
 	throughput.SetGlobalOptions(size("throughput"), tooltip, grid,
-		charts.WithTitleOpts(opts.Title{Title: sc.Name + ": throughput (req/s)", Subtitle: subtitle}),
+		charts.WithTitleOpts(opts.Title{Title: sc.Name + ": throughput (" + sc.Unit.String() + ")", Subtitle: subtitle}),
 		charts.WithXAxisOpts(opts.XAxis{AxisLabel: &opts.AxisLabel{Rotate: 30, Interval: "0"}}))
 	var models []string
 	var served []opts.BarData
 	for _, run := range sc.Runs {
 		models = append(models, run.Model)
-		served = append(served, opts.BarData{Value: round(run.Throughput, 1)})
+		served = append(served, opts.BarData{Value: round(sc.Unit.of(run.Throughput), 1)})
 	}
-	throughput.SetXAxis(models).AddSeries("req/s", served)
+	throughput.SetXAxis(models).AddSeries(sc.Unit.String(), served)
 
 	// Latency percentile curves, on a log scale: tails differ by orders of
 	// magnitude between models.
@@ -194,7 +195,7 @@ func scenarioCharts(i int, sc ScenarioResult) []string {
 	}
 	if len(sc.Plan.Phases) > 0 {
 		// Goodput per half second, from the generator's counts.
-		goodput := newTimeChart("goodput", "goodput over time (req/s, per 0.5 s)", "req/s")
+		goodput := newTimeChart("goodput", "goodput over time ("+sc.Unit.String()+", per 0.5 s)", sc.Unit.String())
 		for _, run := range sc.Runs {
 			served := servedAt(run.Client)
 			if served == nil {
@@ -203,7 +204,7 @@ func scenarioCharts(i int, sc ScenarioResult) []string {
 			var points []opts.LineData
 			last := run.Client[len(run.Client)-1].At
 			for t := goodputSlice; t <= last; t += goodputSlice {
-				perSecond := (served(t) - served(t-goodputSlice)) / goodputSlice.Seconds()
+				perSecond := sc.Unit.of((served(t) - served(t-goodputSlice)) / goodputSlice.Seconds())
 				points = append(points, opts.LineData{Value: []any{round(t.Seconds(), 2), round(perSecond, 1)}})
 			}
 			goodput.AddSeries(run.Model, points, lineOpts...)

@@ -27,6 +27,14 @@ func ReadJSON(rd io.Reader) (*Report, error) {
 	if r.Version != ReportVersion {
 		return nil, fmt.Errorf("%w: %d (want %d)", ErrVersion, r.Version, ReportVersion)
 	}
+	for i := range r.Scenarios {
+		sc := &r.Scenarios[i]
+		for j := range sc.Runs {
+			if run := &sc.Runs[j]; run.Rate == 0 {
+				run.Rate = sc.Unit.of(run.Throughput) // written before runs had a Rate
+			}
+		}
+	}
 	return &r, nil
 }
 

@@ -19,10 +19,10 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	for _, sc := range r.Scenarios {
 		fmt.Fprintf(ew, "\n### %s\n\n", sc.Name)
 		fmt.Fprintf(ew, "%s. Load: %s. Limit: %s.\n\n", sc.Workload, describePlan(sc.Plan), sc.Limit.Formula)
-		fmt.Fprintf(ew, "| %s |\n", strings.Join(tableHeader(true), " | "))
-		fmt.Fprintf(ew, "|%s\n", strings.Repeat("---|", len(tableHeader(true))))
+		fmt.Fprintf(ew, "| %s |\n", strings.Join(tableHeader(true, sc.Unit), " | "))
+		fmt.Fprintf(ew, "|%s\n", strings.Repeat("---|", len(tableHeader(true, sc.Unit))))
 		for _, run := range sc.Runs {
-			cells := tableRow(run, true)
+			cells := tableRow(run, true, sc.Unit)
 			for i, c := range cells {
 				cells[i] = strings.ReplaceAll(c, "|", `\|`)
 			}

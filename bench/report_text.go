@@ -17,9 +17,9 @@ func WriteText(w io.Writer, r *Report) error {
 	for _, sc := range r.Scenarios {
 		fmt.Fprintf(ew, "\n== %s: %s\n", sc.Name, sc.Workload)
 		fmt.Fprintf(ew, "   load: %s; limit: %s\n", describePlan(sc.Plan), sc.Limit.Formula)
-		rows := [][]string{tableHeader(false)}
+		rows := [][]string{tableHeader(false, sc.Unit)}
 		for _, run := range sc.Runs {
-			rows = append(rows, tableRow(run, false))
+			rows = append(rows, tableRow(run, false, sc.Unit))
 		}
 		writeTable(ew, "", rows)
 		if idle := idleTable(sc.Runs); idle != nil {

@@ -26,13 +26,16 @@ const ReportVersion = 1
 
 // ScenarioResult is one scenario's runs, one per model.
 type ScenarioResult struct {
-	Name     string     `json:"name"`
-	Workload string     `json:"workload"`
-	Seed     string     `json:"seed"`
-	Changes  string     `json:"changes"`
-	Plan     Plan       `json:"plan"`
-	Limit    Limit      `json:"limit"`
-	Runs     []ModelRun `json:"runs"`
+	Name     string `json:"name"`
+	Workload string `json:"workload"`
+	Seed     string `json:"seed"`
+	Changes  string `json:"changes"`
+	Plan     Plan   `json:"plan"`
+	Limit    Limit  `json:"limit"`
+	// Unit is what the runs' Rate counts; absent (results.json files of
+	// before it) means req/s.
+	Unit Unit       `json:"unit,omitzero"`
+	Runs []ModelRun `json:"runs"`
 	// Best is the model with the highest throughput among runs that served
 	// without errors (or among all that served, if none was clean).
 	Best    string `json:"best,omitempty"`
@@ -67,6 +70,9 @@ type ModelRun struct {
 
 	// Throughput is served requests per second.
 	Throughput float64 `json:"throughput"`
+	// Rate is Throughput in the scenario's Unit (msg/s for actor-echo),
+	// the figure the reports show.
+	Rate float64 `json:"rate"`
 	// Requests counts served requests, Errors failed ones.
 	Requests int64 `json:"requests"`
 	Errors   int64 `json:"errors"`

@@ -203,7 +203,7 @@ func checkModels(scenarios []*Scenario, models []string) error {
 func newScenarioResult(s *Scenario, p Plan) ScenarioResult {
 	return ScenarioResult{
 		Name: s.Name, Workload: s.Workload, Seed: s.Seed, Changes: s.Changes,
-		Plan: p, Limit: s.Limit(p), ratios: s.Ratios,
+		Plan: p, Limit: s.Limit(p), Unit: s.Unit, ratios: s.Ratios,
 	}
 }
 

@@ -35,6 +35,10 @@ type Scenario struct {
 	// Full and Quick are the loads of `loom bench` and `loom bench --quick`.
 	Full, Quick Plan
 
+	// Unit is what the reports count when a request is not the thing
+	// measured (actor-echo's messages); the zero Unit counts requests.
+	Unit Unit
+
 	// Env is added to the server's environment ("GOMAXPROCS=1").
 	Env []string
 
@@ -130,8 +134,43 @@ type Plan struct {
 
 // Limit is a scenario's physical limit for one plan.
 type Limit struct {
-	PerSecond float64 `json:"per_second"` // 0: no closed form
-	Formula   string  `json:"formula"`    // how PerSecond follows from the plan
+	// PerSecond is in requests, whatever the scenario's Unit; 0: no closed
+	// form.
+	PerSecond float64 `json:"per_second"`
+	Formula   string  `json:"formula"` // how PerSecond follows from the plan, in the Unit
+}
+
+// Unit is what a scenario's rates are reported in: requests per second, or,
+// where one request does many of the things measured, those things per
+// second ("msg/s", 10,000 per request). The runner and the load generator
+// count requests; the reports multiply by PerRequest, so that a results.json
+// without a unit still reads as req/s.
+type Unit struct {
+	// Name is the rate's unit, "msg/s"; empty means "req/s".
+	Name string `json:"name,omitempty"`
+	// PerRequest is how many of the unit one request does; 0 means 1.
+	PerRequest float64 `json:"per_request,omitempty"`
+}
+
+// String returns the unit's name: "req/s" for the zero Unit.
+func (u Unit) String() string {
+	if u.Name == "" {
+		return "req/s"
+	}
+	return u.Name
+}
+
+// of converts requests per second into the unit.
+func (u Unit) of(requestsPerSecond float64) float64 {
+	if u.PerRequest == 0 {
+		return requestsPerSecond
+	}
+	return requestsPerSecond * u.PerRequest
+}
+
+// format writes requests per second in the unit: "8,660,340 msg/s".
+func (u Unit) format(requestsPerSecond float64) string {
+	return rate(u.of(requestsPerSecond)) + " " + u.String()
 }
 
 // plan returns the plan for a quick or full run.

@@ -14,6 +14,7 @@ func judge(sr *ScenarioResult) {
 	best := bestRun(sr.Runs)
 	for i := range sr.Runs {
 		r := &sr.Runs[i]
+		r.Rate = sr.Unit.of(r.Throughput)
 		if sr.Limit.PerSecond > 0 {
 			r.RatioToLimit = r.Throughput / sr.Limit.PerSecond
 		}
@@ -80,9 +81,10 @@ func verdict(sr *ScenarioResult, best *ModelRun) string {
 		return "No model served this scenario: " + strings.Join(why, "; ") + "."
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s is best at %s req/s", best.Model, rate(best.Throughput))
+	unit := sr.Unit
+	fmt.Fprintf(&b, "%s is best at %s", best.Model, unit.format(best.Throughput))
 	if sr.Limit.PerSecond > 0 {
-		fmt.Fprintf(&b, " (%s of the %s req/s limit)", percent(best.RatioToLimit), rate(sr.Limit.PerSecond))
+		fmt.Fprintf(&b, " (%s of the %s limit)", percent(best.RatioToLimit), unit.format(sr.Limit.PerSecond))
 	}
 	if best.Status == StatusErrors {
 		fmt.Fprintf(&b, " but with %s errors", count(best.Errors))
@@ -97,11 +99,11 @@ func verdict(sr *ScenarioResult, best *ModelRun) string {
 		case r.Status == StatusCrashed || r.Status == StatusFailed:
 			broken = append(broken, r.Model+" "+describeRun(r))
 		case r.ModelCap > 0 && r.Throughput <= 1.15*r.ModelCap && r.RatioToBest < 0.9:
-			capped = append(capped, fmt.Sprintf("%s is capped at %s req/s by %s%s",
-				r.Model, rate(r.ModelCap), boundName(r.Model), errorNote(r)))
+			capped = append(capped, fmt.Sprintf("%s is capped at %s by %s%s",
+				r.Model, unit.format(r.ModelCap), boundName(r.Model), errorNote(r)))
 		case r.RatioToBest > 1.1: // faster than the best clean run, but with errors
-			slower = append(slower, fmt.Sprintf("%s serves %.1f× as much (%s req/s) but fails %s requests",
-				r.Model, r.RatioToBest, rate(r.Throughput), count(r.Errors)))
+			slower = append(slower, fmt.Sprintf("%s serves %.1f× as much (%s) but fails %s requests",
+				r.Model, r.RatioToBest, unit.format(r.Throughput), count(r.Errors)))
 		case r.RatioToBest >= 0.9:
 			close = append(close, r.Model+errorNote(r))
 		default:
