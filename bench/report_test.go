@@ -185,6 +185,12 @@ func TestJSONRoundTrip(t *testing.T) {
 	if len(run.Server.Samples) == 0 {
 		t.Errorf("decoded run has no samples")
 	}
+	for _, r := range back.Scenarios[0].Runs {
+		// pool:2 at 4 connections of 50 ms each is capped at 2 ÷ 50 ms.
+		if want := map[string]float64{"virtual": 0, "pool:2": 40}[r.Model]; r.ModelCap != want {
+			t.Errorf("%s: ModelCap %v; want %v", r.Model, r.ModelCap, want)
+		}
+	}
 	if back.Scenarios[0].Limit.PerSecond != 80 {
 		t.Errorf("limit = %v; want 4 connections ÷ 50 ms = 80 req/s", back.Scenarios[0].Limit.PerSecond)
 	}
