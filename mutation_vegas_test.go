@@ -7,9 +7,9 @@ import (
 
 // TestVegasTarget checks the latency at which the limit stops growing,
 // below and above the limit where alpha tasks would wait (alpha is 3 steps:
-// 3 up to a limit of 10, 6 at 100): at most alpha, the base plus noise;
-// above it, the base scaled by limit / (limit - alpha) once that is the
-// larger.
+// 3 up to a limit of 10, 6 at 100): at most alpha, the base; above it, the
+// base scaled by limit / (limit - alpha); either plus the slack, a tenth of
+// the base and at least noise.
 func TestVegasTarget(t *testing.T) {
 	for _, tc := range []struct {
 		base  time.Duration
@@ -19,9 +19,11 @@ func TestVegasTarget(t *testing.T) {
 		{0, 100, 0}, // no base latency yet
 		{10 * time.Millisecond, 1, 10*time.Millisecond + noise},
 		{10 * time.Millisecond, 3, 10*time.Millisecond + noise},
-		{10 * time.Millisecond, 4, 40 * time.Millisecond},                 // 10 ms × 4 / 1
-		{100 * time.Millisecond, 100, 100 * time.Millisecond * 100 / 94}, // alpha 6
-		{10 * time.Millisecond, 100, 10*time.Millisecond + noise},        // 10.6 ms < base + noise
+		{10 * time.Millisecond, 4, 40*time.Millisecond + noise},                          // 10 ms × 4 / 1
+		{100 * time.Millisecond, 100, 100*time.Millisecond*100/94 + 10*time.Millisecond}, // alpha 6, slack a tenth
+		{10 * time.Millisecond, 100, 10*time.Millisecond*100/94 + noise},                 // 10.6 ms + 1 ms
+		{5 * time.Millisecond, 100, 5*time.Millisecond*100/94 + noise},                   // a tenth is under noise
+		{time.Second, 4, 4*time.Second + 100*time.Millisecond},                           // slack a tenth
 	} {
 		v := newVegas(int(tc.limit), 1, 1000, time.Second)
 		v.thisWindow = tc.base
