@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -153,7 +154,8 @@ func TestHold(t *testing.T) {
 // TestRegisterEngineRefusesTakenNames: "std", "" and a name registered
 // already panic; WithEngine(nil) panics.
 func TestRegisterEngineRefusesTakenNames(t *testing.T) {
-	web.RegisterEngine(namedEngine("test-registered")) // the process keeps it: a name no other test uses
+	// The process keeps it (a name no other test uses): once, for -count=N.
+	registerTestEngine.Do(func() { web.RegisterEngine(namedEngine("test-registered")) })
 	for _, name := range []string{"std", "", "test-registered"} {
 		func() {
 			defer func() {
@@ -175,6 +177,8 @@ func TestRegisterEngineRefusesTakenNames(t *testing.T) {
 	}()
 	web.WithEngine(nil)
 }
+
+var registerTestEngine sync.Once
 
 // namedEngine is spyEngine under another name.
 type namedEngine string
