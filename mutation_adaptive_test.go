@@ -76,3 +76,46 @@ func TestAdaptiveFeedsEachTaskToItsLimit(t *testing.T) {
 		t.Errorf("after a task that succeeded the least latency is %s; want above 0 and at most the %s Run took", got, took)
 	}
 }
+
+// TestAdaptiveWakesAWaiterWhenTheQueueHasRoom fills an adaptive executor
+// (one running, one queued) under FullWait, and makes a third Go wait. When
+// the running task ends, the queued one takes its slot, which leaves the
+// queue room but the limit full: the waiter must be woken then, not when
+// the second task ends.
+func TestAdaptiveWakesAWaiterWhenTheQueueHasRoom(t *testing.T) {
+	e := Adaptive(LimitRange(1, 1), Queue(1), Full(FullWait))
+	defer shutdown(t, e)
+	releaseFirst := occupy(t, e, 1)
+	second := make(chan struct{})
+	secondRuns := make(chan struct{})
+	if err := e.Go(context.Background(), func(context.Context) {
+		close(secondRuns)
+		<-second
+	}); err != nil {
+		t.Fatalf("Go of the queued task: %v", err)
+	}
+	admitted := make(chan error, 1)
+	go func() { admitted <- e.Go(context.Background(), func(context.Context) {}) }()
+	a := e.(*adaptive)
+	waiting := func() bool { // the third Go waits for room
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.room != nil
+	}
+	for !waiting() {
+		time.Sleep(time.Millisecond)
+	}
+	releaseFirst()
+	<-secondRuns
+	select {
+	case err := <-admitted:
+		if err != nil {
+			t.Errorf("Go of the waiter = %v; want nil", err)
+		}
+		close(second)
+	case <-time.After(10 * time.Second):
+		t.Errorf("the waiter was not admitted within 10s of the queue having room")
+		close(second)
+		<-admitted
+	}
+}

@@ -32,3 +32,18 @@ func TestVegasTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestVegasWindowEndsAtItsLength observes a task one nanosecond before the
+// first measuring window's end and one exactly at it: only the second ends
+// the window, which then starts there and doubles.
+func TestVegasWindowEndsAtItsLength(t *testing.T) {
+	v := newVegas(4, 1, 10, 4*time.Second) // the first window lasts 1 s
+	v.observe(0, time.Millisecond, time.Second-1, 1, succeeded)
+	if v.windowStart != 0 || v.window != time.Second {
+		t.Fatalf("at 1s-1ns: window starts %s, lasts %s; want 0s, 1s", v.windowStart, v.window)
+	}
+	v.observe(0, time.Millisecond, time.Second, 1, succeeded)
+	if v.windowStart != time.Second || v.window != 2*time.Second || v.lastWindow != time.Millisecond {
+		t.Errorf("at 1s: window starts %s, lasts %s, last window's base %s; want 1s, 2s, 1ms", v.windowStart, v.window, v.lastWindow)
+	}
+}

@@ -37,6 +37,8 @@ func TestParseResponseEdges(t *testing.T) {
 		{name: "HTTP/1.0 has no transfer codings", in: "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\nok", status: 200, body: "ok", close: true},
 		{name: "status 200 without length lasts to EOF", in: "HTTP/1.1 200 OK\r\n\r\nall", status: 200, body: "all", close: true},
 		{name: "status 304 has no body", in: "HTTP/1.1 304 Not Modified\r\n\r\n", status: 304},
+		{name: "content-length 0, then 2", in: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nContent-Length: 2\r\n\r\nok"},
+		{name: "content-length 0 twice", in: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n", status: 200},
 		{name: "content-length of 18 digits", in: "HTTP/1.1 200 OK\r\nContent-Length: " + strings.Repeat("0", 17) + "2\r\n\r\nok", status: 200, body: "ok"},
 		{name: "content-length of 19 digits", in: "HTTP/1.1 200 OK\r\nContent-Length: " + strings.Repeat("0", 18) + "2\r\n\r\nok"},
 		{name: "content-length digit '/'", in: "HTTP/1.1 200 OK\r\nContent-Length: 1/\r\n\r\nok"},
