@@ -47,3 +47,14 @@ func TestVegasWindowEndsAtItsLength(t *testing.T) {
 		t.Errorf("at 1s: window starts %s, lasts %s, last window's base %s; want 1s, 2s, 1ms", v.windowStart, v.window, v.lastWindow)
 	}
 }
+
+// TestVegasZeroLatencyCountsAsOneNanosecond observes a task that took no
+// measurable time: it still sets a base latency, the least there is, since
+// 0 means none has been seen.
+func TestVegasZeroLatencyCountsAsOneNanosecond(t *testing.T) {
+	v := newVegas(4, 1, 10, time.Second)
+	v.observe(0, 0, time.Millisecond, 1, succeeded)
+	if v.thisWindow != 1 || v.base() != 1 {
+		t.Errorf("after a task of 0 ns the base latency is %s (this window %s); want 1ns", v.base(), v.thisWindow)
+	}
+}
