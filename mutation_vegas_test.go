@@ -58,3 +58,26 @@ func TestVegasZeroLatencyCountsAsOneNanosecond(t *testing.T) {
 		t.Errorf("after a task of 0 ns the base latency is %s (this window %s); want 1ns", v.base(), v.thisWindow)
 	}
 }
+
+// TestVegasRoundEndsWithItsLastTask runs a round of two tasks (two in
+// flight, limit 2): the first to end leaves the round open, the second
+// closes it; a task that starts at the very moment the round was decided
+// belongs to the next round.
+func TestVegasRoundEndsWithItsLastTask(t *testing.T) {
+	v := newVegas(2, 1, 10, 10*time.Second)
+	v.start(1, 1)
+	v.start(2, 2)
+	ms := time.Millisecond
+	v.observe(1, 10*ms, 10*ms, 2, succeeded)
+	if v.measured != 1 || v.decided != 0 {
+		t.Fatalf("after the first of 2 tasks: measured %d, decided at %s; want 1, 0s (round open)", v.measured, v.decided)
+	}
+	v.observe(2, 11*ms, 11*ms, 2, succeeded)
+	if v.measured != 0 || v.decided != 11*ms {
+		t.Fatalf("after the second of 2 tasks: measured %d, decided at %s; want 0, 11ms (round closed)", v.measured, v.decided)
+	}
+	v.start(11*ms, 1)
+	if v.begun != 1 {
+		t.Errorf("a task started at the decision counts %d in the new round; want 1", v.begun)
+	}
+}
