@@ -1,6 +1,8 @@
 package load
 
 import (
+	"bufio"
+	"io"
 	"strings"
 	"testing"
 )
@@ -83,5 +85,19 @@ func TestParseResponseEdges(t *testing.T) {
 				t.Errorf("counted %d bytes; want %d", n, len(tc.in))
 			}
 		})
+	}
+}
+
+// TestConsumeDiscardsABodyLongerThanTheBuffer reads, without keeping it, a
+// body several buffers long: all of it is consumed, and what follows it is
+// left for the next response.
+func TestConsumeDiscardsABodyLongerThanTheBuffer(t *testing.T) {
+	br := bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 100)+"next"), 16)
+	n, err := consume(br, 100, nil)
+	if n != 100 || err != nil {
+		t.Fatalf("consume = %d, %v; want 100, nil", n, err)
+	}
+	if rest, _ := io.ReadAll(br); string(rest) != "next" {
+		t.Errorf("left %q after the body; want %q", rest, "next")
 	}
 }
