@@ -81,3 +81,34 @@ func TestVegasRoundEndsWithItsLastTask(t *testing.T) {
 		t.Errorf("a task started at the decision counts %d in the new round; want 1", v.begun)
 	}
 }
+
+// TestVegasOverdueAtItsEdges judges a round of 8 tasks early, before its
+// tasks end, by the time since the last of them started (1 s against a
+// base of 1 ms): only once all 8 have started, and only while fewer than
+// half (4) have ended.
+func TestVegasOverdueAtItsEdges(t *testing.T) {
+	round := func(started, measured int) vegas {
+		v := newVegas(8, 1, 10, 10*time.Second)
+		v.thisWindow = time.Millisecond
+		for i := 1; i <= started; i++ {
+			v.start(time.Duration(i), 8)
+		}
+		v.measured = measured
+		return v
+	}
+	for _, tc := range []struct {
+		started, measured int
+		judged            bool
+	}{
+		{7, 0, false},
+		{8, 0, true},
+		{8, 3, true},
+		{8, 4, false},
+	} {
+		v := round(tc.started, tc.measured)
+		v.overdue(time.Second)
+		if judged := v.decided == time.Second; judged != tc.judged {
+			t.Errorf("%d of 8 started, %d ended: judged early %v; want %v", tc.started, tc.measured, judged, tc.judged)
+		}
+	}
+}
