@@ -77,7 +77,7 @@ type job struct {
 // with ctx's error. A server that crashes or fails is a result, not an
 // error: Run returns an error only for a bad selection or a cancelled ctx.
 func Run(ctx context.Context, opts Options) (*Report, error) {
-	jobs, err := plan(opts)
+	jobs, notes, err := plan(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	report := &Report{
 		Version: ReportVersion, Command: opts.Command, Quick: opts.Quick,
-		Started: time.Now().UTC(), Machine: DescribeMachine(), Notes: append([]string(nil), opts.Notes...),
+		Started: time.Now().UTC(), Machine: DescribeMachine(), Notes: append(slices.Clone(opts.Notes), notes...),
 	}
 	if m := report.Machine; m.LoadAverage > float64(m.Cores) {
 		report.Notes = append(report.Notes, fmt.Sprintf("the machine was busy when the run started (load average %.1f on %d cores): "+
@@ -121,8 +121,19 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	return report, ctx.Err()
 }
 
-// plan expands the options into the list of runs.
-func plan(opts Options) ([]job, error) {
+// plan expands the options into the list of runs, with notes on what of
+// the selection it left out.
+//
+// Models given (Options.Models) run in each selected scenario that serves
+// them (Scenario.checkModel: actor-echo serves its dispatchers, not
+// nbio/virtual; peer:gin serves only the workloads gin's peer-server does).
+// A scenario named in Options.Scenarios must serve every model given, or
+// plan fails naming both. With none named, a scenario leaves out the models
+// it cannot serve, and is skipped if it serves none, each with a note; a
+// model that no selected scenario serves is an error (a typo, most likely).
+// With a PeerServer and no peer among the models, each scenario's peers
+// join its models, given or its plan's.
+func plan(opts Options) ([]job, []string, error) {
 	catalogue := opts.Catalogue
 	if catalogue == nil {
 		catalogue = Catalogue()
@@ -140,39 +151,32 @@ func plan(opts Options) ([]job, error) {
 		}
 		for _, name := range opts.Scenarios {
 			if _, err := Lookup(catalogue, name); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	if err := checkModels(selected, opts.Models); err != nil {
-		return nil, err
+	given, notes, err := assignModels(selected, opts)
+	if err != nil {
+		return nil, nil, err
 	}
 	var jobs []job
 	for _, s := range selected {
 		p := s.plan(opts.Quick)
-		models := p.Models
+		models := slices.Clone(p.Models)
 		if len(opts.Models) > 0 {
-			models = opts.Models
-		} else if opts.PeerServer != "" && s.Peer != "" {
-			peers := opts.Peers
-			switch {
-			case len(peers) > 0:
-			case len(s.Peers) > 0:
-				peers = s.Peers
-			default:
-				peers = DefaultPeers
+			if models = given[s]; len(models) == 0 {
+				continue // noted by assignModels
 			}
-			for _, peer := range peers {
-				if len(s.Peers) == 0 || slices.Contains(s.Peers, peer) {
+		}
+		if opts.PeerServer != "" && !slices.ContainsFunc(opts.Models, IsPeer) {
+			for _, peer := range s.peerFrameworks() {
+				if len(opts.Peers) == 0 || slices.Contains(opts.Peers, peer) {
 					models = append(models, "peer:"+peer)
 				}
 			}
 		}
 		limit := s.Limit(p).PerSecond
 		for _, m := range models {
-			if IsPeer(m) && (s.Peer == "" || opts.PeerServer == "") {
-				continue // peers serve only some workloads, and only when built
-			}
 			rate := limit
 			if bound := modelCap(m, p); bound > 0 && (rate == 0 || bound < rate) {
 				rate = bound // a capped model takes its cap's time, up to the plan's Duration
@@ -181,23 +185,83 @@ func plan(opts Options) ([]job, error) {
 		}
 	}
 	if len(jobs) == 0 {
-		return nil, fmt.Errorf("%w: no scenario and model to run", ErrNoRuns)
+		return nil, nil, fmt.Errorf("%w: no scenario and model to run", ErrNoRuns)
 	}
-	return jobs, nil
+	return jobs, notes, nil
 }
 
-// checkModels checks each model for each selected scenario, so that a typo
-// is one error before anything starts rather than a failed server in every
-// scenario.
-func checkModels(scenarios []*Scenario, models []string) error {
-	for _, m := range models {
-		for _, s := range scenarios {
-			if err := s.checkModel(m); err != nil {
-				return fmt.Errorf("%w: %w", ErrBadModel, err)
+// assignModels checks Options.Models against the selected scenarios, before
+// anything starts, and returns the models each scenario runs and notes on
+// those left out, by plan's rule.
+func assignModels(selected []*Scenario, opts Options) (map[*Scenario][]string, []string, error) {
+	if len(opts.Models) == 0 {
+		return nil, nil, nil
+	}
+	named := len(opts.Scenarios) > 0
+	runs := map[*Scenario][]string{}
+	cannot := map[*Scenario][]string{} // why not, per model left out
+	for _, m := range opts.Models {
+		if IsPeer(m) && opts.PeerServer == "" {
+			return nil, nil, fmt.Errorf("%w: %s: no peer-server to serve it (Options.PeerServer)", ErrBadModel, m)
+		}
+		served := false
+		var whyNot []string
+		for _, s := range selected {
+			err := s.checkModel(m)
+			switch {
+			case err == nil:
+				runs[s] = append(runs[s], m)
+				served = true
+				continue
+			case named:
+				return nil, nil, fmt.Errorf("%w: scenario %s cannot serve %s: %w", ErrBadModel, s.Name, m, err)
+			}
+			cannot[s] = append(cannot[s], err.Error())
+			if !slices.Contains(whyNot, err.Error()) {
+				whyNot = append(whyNot, err.Error())
 			}
 		}
+		if !served {
+			return nil, nil, fmt.Errorf("%w: no scenario serves %s: %s", ErrBadModel, m, strings.Join(whyNot, "; "))
+		}
 	}
-	return nil
+	return runs, leftOutNotes(selected, runs, cannot), nil
+}
+
+// leftOutNotes says which scenarios left out which models and why: one note
+// per reason, naming every scenario it applies to, in catalogue order.
+func leftOutNotes(selected []*Scenario, runs, cannot map[*Scenario][]string) []string {
+	type reason struct {
+		skipped bool // the scenario serves none of the models
+		why     string
+	}
+	var order []reason
+	names := map[reason][]string{}
+	for _, s := range selected {
+		if len(cannot[s]) == 0 {
+			continue
+		}
+		r := reason{skipped: len(runs[s]) == 0, why: strings.Join(cannot[s], "; ")}
+		if names[r] == nil {
+			order = append(order, r)
+		}
+		names[r] = append(names[r], s.Name)
+	}
+	var notes []string
+	for _, r := range order {
+		n := names[r]
+		switch {
+		case r.skipped && len(n) == 1:
+			notes = append(notes, fmt.Sprintf("%s skipped: it serves none of the models given (%s)", n[0], r.why))
+		case r.skipped:
+			notes = append(notes, fmt.Sprintf("%s skipped: they serve none of the models given (%s)", joinAnd(n), r.why))
+		case len(n) == 1:
+			notes = append(notes, fmt.Sprintf("%s runs without the models it cannot serve (%s)", n[0], r.why))
+		default:
+			notes = append(notes, fmt.Sprintf("%s run without the models they cannot serve (%s)", joinAnd(n), r.why))
+		}
+	}
+	return notes
 }
 
 func newScenarioResult(s *Scenario, p Plan) ScenarioResult {

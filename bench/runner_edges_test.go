@@ -23,7 +23,7 @@ func TestPlanExpectsCappedModelsToTakeLonger(t *testing.T) {
 	uncounted := quick
 	uncounted.Requests = 0
 	timed := &Scenario{Name: "timed", Quick: uncounted, Limit: waitLimit}
-	jobs, err := plan(Options{Quick: true, Catalogue: []*Scenario{limited, open, counted, timed}})
+	jobs, _, err := plan(Options{Quick: true, Catalogue: []*Scenario{limited, open, counted, timed}})
 	if err != nil {
 		t.Fatal(err)
 	}

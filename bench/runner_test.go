@@ -212,7 +212,7 @@ func TestCheckModel(t *testing.T) {
 }
 
 func TestPlanAddsPeersOnlyWhereTheyServe(t *testing.T) {
-	jobs, err := plan(Options{Quick: true, PeerServer: "/bin/peer-server", Peers: []string{"chi"}})
+	jobs, _, err := plan(Options{Quick: true, PeerServer: "/bin/peer-server", Peers: []string{"chi"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestPlanAddsPeersOnlyWhereTheyServe(t *testing.T) {
 		}
 	}
 	// The default peers: pinning gets exactly its unguarded control.
-	jobs, err = plan(Options{Quick: true, PeerServer: "/bin/peer-server"})
+	jobs, _, err = plan(Options{Quick: true, PeerServer: "/bin/peer-server"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,19 +76,37 @@ type Scenario struct {
 // ServeFunc is a Scenario's Serve.
 type ServeFunc = func(ctx context.Context, app *web.App, p Plan, dir string) (cleanup func() error, err error)
 
-// checkModel returns an error naming what is wrong with model for s. A
-// peer is checked where it is built, not here.
+// checkModel returns nil if s can serve model, or an error naming the
+// model and saying why not: a bad spec or engine, a model that is not one
+// of s's own (ServeModel), or a peer framework that does not serve s.
 func (s *Scenario) checkModel(model string) error {
 	if IsPeer(model) {
-		return nil
-	}
-	if s.ServeModel != nil {
-		if _, err := s.ServeModel(model); err != nil {
-			return fmt.Errorf("scenario %s: %w", s.Name, err)
+		peers := s.peerFrameworks()
+		if !slices.Contains(peers, strings.TrimPrefix(model, "peer:")) {
+			if len(peers) == 0 {
+				return fmt.Errorf("model %q: no peer framework serves this scenario", model)
+			}
+			return fmt.Errorf("model %q: this scenario's peers are %s", model, joinAnd(peers))
 		}
 		return nil
 	}
+	if s.ServeModel != nil {
+		_, err := s.ServeModel(model)
+		return err
+	}
 	return checkModel(model)
+}
+
+// peerFrameworks lists the peer frameworks that serve s: its Peers, else
+// DefaultPeers; none when no peer serves its workload.
+func (s *Scenario) peerFrameworks() []string {
+	switch {
+	case s.Peer == "":
+		return nil
+	case len(s.Peers) > 0:
+		return s.Peers
+	}
+	return DefaultPeers
 }
 
 // Plan is the size of one scenario's load.

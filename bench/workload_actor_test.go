@@ -125,15 +125,15 @@ func TestActorEchoModels(t *testing.T) {
 // A --models list that names a model the scenario cannot run is one error
 // before anything starts, naming the scenario and the model.
 func TestPlanChecksActorEchoModels(t *testing.T) {
-	_, err := plan(Options{Scenarios: []string{"actor-echo"}, Models: []string{"pool", "nbio/virtual"}})
+	_, _, err := plan(Options{Scenarios: []string{"actor-echo"}, Models: []string{"pool", "nbio/virtual"}})
 	if err == nil || !strings.Contains(err.Error(), "scenario actor-echo") || !strings.Contains(err.Error(), "nbio/virtual") {
 		t.Errorf("plan(actor-echo, nbio/virtual) = %v; want an error naming the scenario and the model", err)
 	}
 	// A spec is both a web model and an actor-echo one.
-	if _, err := plan(Options{Scenarios: []string{"hello", "actor-echo"}, Models: []string{"virtual", "pool:2"}}); err != nil {
+	if _, _, err := plan(Options{Scenarios: []string{"hello", "actor-echo"}, Models: []string{"virtual", "pool:2"}}); err != nil {
 		t.Errorf("plan(hello and actor-echo, virtual and pool:2) = %v; want nil", err)
 	}
-	jobs, err := plan(Options{Scenarios: []string{"actor-echo"}, Quick: true, PeerServer: "/bin/peer-server"})
+	jobs, _, err := plan(Options{Scenarios: []string{"actor-echo"}, Quick: true, PeerServer: "/bin/peer-server"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -44,7 +45,8 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.models, "models", "", "execution models to compare, e.g. virtual,nbio/pool:16,limit:1000,queue=100; a model runs on net/http unless it names the engine nbio/ (default: each scenario's)")
 	cmd.Flags().BoolVar(&f.list, "list", false, "list the scenarios with their load and limit, and exit")
 	cmd.Flags().StringVar(&f.out, "out", "", "write results.json, report.md and report.html into this directory")
-	cmd.Flags().BoolVar(&f.peers, "peers", true, "also run peers (bench/peers: net/http, chi, gin, echo; protoactor-go, hollywood for actor-echo) where the source tree is present")
+	cmd.Flags().BoolVar(&f.peers, "peers", true, "also run peers (bench/peers: net/http, chi, gin, echo; protoactor-go, hollywood for actor-echo) where the source tree is present; "+
+		"beside --models, only when given, or name them there (peer:gin)")
 	cmd.AddCommand(newBenchCompareCmd(), newBenchReportCmd())
 	return cmd
 }
@@ -80,13 +82,17 @@ func runBench(ctx context.Context, cmd *cobra.Command, f benchFlags, names []str
 		Terminal:  isTerminal(stderr),
 		Command:   "loom " + strings.Join(os.Args[1:], " "),
 	}
-	if f.peers && wantsPeers(names, bench.SplitModels(f.models)) {
+	build, demanded, err := wantsPeers(names, opts.Models, f.peers, cmd.Flags().Changed("peers"))
+	if err != nil {
+		return err
+	}
+	if build {
 		path, cleanup, err := buildPeers(ctx, stderr)
 		switch {
 		case err == nil:
 			defer cleanup()
 			opts.PeerServer = path
-		case cmd.Flags().Changed("peers"):
+		case demanded:
 			return err
 		default:
 			opts.Notes = append(opts.Notes, "peer frameworks skipped: "+err.Error())
@@ -151,33 +157,51 @@ func checkBenchFlags(f benchFlags, names []string, changed func(string) bool) er
 	if f.list && (len(names) > 0 || changed("models") || changed("out")) {
 		return errors.New("--list prints the catalogue and runs nothing: drop the scenarios, --models and --out")
 	}
+	if !f.peers {
+		for _, m := range bench.SplitModels(f.models) {
+			if bench.IsPeer(m) {
+				return fmt.Errorf("--peers=false, but --models names %s: drop one of them", m)
+			}
+		}
+	}
 	return nil
 }
 
-// wantsPeers reports whether a selection can use peer frameworks at all.
-func wantsPeers(names, models []string) bool {
-	if len(models) > 0 {
-		for _, m := range models {
-			if bench.IsPeer(m) {
-				return true
-			}
-		}
-		return false
+// wantsPeers decides whether to build bench/peers' peer-server, by the
+// rule of bench.Run for peers (they join each scenario's models unless the
+// models name one): a peer named in models needs it; --peers given
+// (explicit) adds each selected scenario's peers, and is an error when none
+// of them has any; with neither, peers run beside each scenario's own
+// models only, so --models without a peer runs none. demanded says that a
+// failed build is an error rather than a note.
+func wantsPeers(names, models []string, peers, explicit bool) (build, demanded bool, err error) {
+	if slices.ContainsFunc(models, bench.IsPeer) {
+		return true, true, nil
 	}
-	for _, s := range bench.Catalogue() {
-		if s.Peer == "" {
-			continue
-		}
-		if len(names) == 0 {
-			return true
-		}
+	if !peers {
+		return false, false, nil
+	}
+	selected := bench.Catalogue()
+	if len(names) > 0 {
+		selected = nil
 		for _, n := range names {
-			if n == s.Name {
-				return true
+			s, err := bench.Lookup(bench.Catalogue(), n)
+			if err != nil {
+				return false, false, err
 			}
+			selected = append(selected, s)
 		}
 	}
-	return false
+	hasPeers := slices.ContainsFunc(selected, func(s *bench.Scenario) bool { return s.Peer != "" })
+	switch {
+	case explicit && !hasPeers:
+		return false, false, fmt.Errorf("--peers: no peer framework serves %s", strings.Join(names, ", "))
+	case explicit:
+		return true, true, nil
+	case len(models) > 0:
+		return false, false, nil
+	}
+	return hasPeers, false, nil
 }
 
 // buildPeers builds bench/peers' peer-server into a temporary directory.
