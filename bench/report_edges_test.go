@@ -134,3 +134,21 @@ func TestReadJSONFile(t *testing.T) {
 		t.Errorf("ReadJSONFile(missing): got %v; want fs.ErrNotExist naming the path", err)
 	}
 }
+
+// TestMarkdownTableAndNotes: a Markdown table has its separator under the
+// header only, and a scenario without an unloaded reference gets no note
+// line.
+func TestMarkdownTableAndNotes(t *testing.T) {
+	var b bytes.Buffer
+	writeMarkdownTable(&b, [][]string{{"a", "b|c"}, {"1", "2"}, {"3", "4"}})
+	if want := "| a | b\\|c |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n"; b.String() != want {
+		t.Errorf("writeMarkdownTable:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := WriteMarkdown(&b, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "\n.\n") {
+		t.Errorf("markdown report has an empty note line:\n%s", b.String())
+	}
+}
