@@ -32,10 +32,17 @@ import (
 // the current limit and Stats.TargetLatency the latency at which it stops
 // growing.
 //
-// Queue, Full and the rest of the contract are Limit's, with Queue(0) and
-// Full(FullReject) by default. A queued task whose context has ended when its
-// turn comes is dropped, never run, and counted in Stats.Expired; Run then
-// returns the context's error. Adaptive is safe for concurrent use.
+// Queue, Full and the rest of the contract are Limit's, with Full(FullReject)
+// by default. Without a Queue option the queue follows the limit: up to half
+// the current limit (at least 1) may wait, so that a passing dip of the limit
+// below the load makes a few tasks wait a round trip instead of turning them
+// away; Queue(0) turns away every task that cannot start at once. A queued
+// task whose context has ended when its turn comes is dropped, never run,
+// and counted in Stats.Expired; Run then returns the context's error. A
+// task's latency, which moves the limit, runs from its start, not from its
+// admission: the time it waited here is the executor's queue, not the
+// resource's. Stats.QueueCapacity is the queue's current bound. Adaptive is
+// safe for concurrent use.
 func Adaptive(opts ...Option) Executor {
 	cfg := newConfig(KindAdaptive, opts)
 	if cfg.full == 0 {
@@ -47,6 +54,7 @@ func Adaptive(opts ...Option) Executor {
 		idle: make(chan struct{}),
 	}
 	a.limit = a.alg.current()
+	a.queueFollowsLimit = !cfg.queueSet
 	a.init(KindAdaptive, cfg, most, cfg.queue)
 	a.counts = a.taskCounts
 	return a
@@ -55,15 +63,18 @@ func Adaptive(opts ...Option) Executor {
 type adaptive struct {
 	core
 
-	mu       sync.Mutex
-	alg      vegas
-	limit    int // alg.current()
-	running  int
-	queue    entryQueue
-	room     chan struct{} // closed when room frees up, for callers under Full(FullWait); nil if none wait
-	shut     bool          // Shutdown has begun
-	idleShut bool
-	idle     chan struct{} // closed once shut and nothing runs or waits
+	mu    sync.Mutex
+	alg   vegas
+	limit int // alg.current()
+	// queueFollowsLimit: the queue holds up to half the limit (queueRoom),
+	// not core.queueCapacity.
+	queueFollowsLimit bool
+	running           int
+	queue             entryQueue
+	room              chan struct{} // closed when room frees up, for callers under Full(FullWait); nil if none wait
+	shut              bool          // Shutdown has begun
+	idleShut          bool
+	idle              chan struct{} // closed once shut and nothing runs or waits
 	// unrun holds the tasks dropped unrun whose OnDrop function unlock
 	// has yet to call; they count as queued until it has.
 	unrun entryQueue
@@ -147,7 +158,7 @@ func (a *adaptive) submit(ctx context.Context, t Task, inline bool) error {
 				go a.goroutine(ctx, t, a.stamp(n), start)
 			}
 			return nil
-		case a.queue.len < a.queueCapacity:
+		case a.queue.len < a.queueRoom():
 			n := a.submitted.Add(1)
 			e := &entry{ctx: ctx, task: t, admitted: a.stamp(n)}
 			if !inline {
@@ -214,6 +225,15 @@ func (a *adaptive) begin1() time.Duration {
 	return now
 }
 
+// queueRoom returns how many tasks may wait: half the limit, at least 1,
+// when the queue follows it, else the Queue option's. The caller holds mu.
+func (a *adaptive) queueRoom() int {
+	if a.queueFollowsLimit {
+		return max(1, a.limit/2)
+	}
+	return a.queueCapacity
+}
+
 func (a *adaptive) now() time.Duration { return time.Since(a.epoch) }
 
 // finish gives a slot back, feeds the task's latency to the limit and hands
@@ -258,7 +278,7 @@ func (a *adaptive) dispatch() {
 			go a.goroutine(e.ctx, e.task, e.admitted, start)
 		}
 	}
-	if a.room != nil && (a.running < a.limit || a.queue.len < a.queueCapacity) {
+	if a.room != nil && (a.running < a.limit || a.queue.len < a.queueRoom()) {
 		close(a.room)
 		a.room = nil
 	}
@@ -351,11 +371,12 @@ func (a *adaptive) taskCounts() (running, queued int64, completed uint64) {
 }
 
 // Stats returns a snapshot of the executor's counters, with the current
-// limit and the latency it targets.
+// limit, the queue's current bound and the latency the limit targets.
 func (a *adaptive) Stats() Stats {
 	s := a.stats()
 	a.mu.Lock()
 	s.Limit = a.limit
+	s.QueueCapacity = a.queueRoom()
 	s.TargetLatency = a.alg.target()
 	a.mu.Unlock()
 	return s

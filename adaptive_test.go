@@ -27,18 +27,49 @@ func occupy(t *testing.T, e Executor, n int) (release func()) {
 	return func() { close(gate) }
 }
 
+// With Queue(0), one task past the limit is turned away.
 func TestAdaptiveHoldsItsLimit(t *testing.T) {
-	e := Adaptive(LimitRange(3, 3))
+	e := Adaptive(LimitRange(3, 3), Queue(0))
 	defer shutdown(t, e)
 	release := occupy(t, e, 3) // exactly at the limit
 	if err := e.Go(context.Background(), func(context.Context) {}); !errors.Is(err, ErrRejected) {
 		t.Errorf("Go one past the limit = %v; want ErrRejected", err)
 	}
 	s := e.Stats()
-	if s.Kind != "adaptive" || s.Limit != 3 || s.Workers != 3 || s.Running != 3 || s.Rejected != 1 {
-		t.Errorf("Stats = %+v; want kind adaptive, limit 3, workers 3, running 3, rejected 1", s)
+	if s.Kind != "adaptive" || s.Limit != 3 || s.Workers != 3 || s.Running != 3 || s.Rejected != 1 || s.QueueCapacity != 0 {
+		t.Errorf("Stats = %+v; want kind adaptive, limit 3, workers 3, running 3, rejected 1, queue 0", s)
 	}
 	release()
+}
+
+// By default the queue follows the limit: half of it waits (at a limit of
+// 5, 2), the next task is turned away, and the waiting ones run once the
+// running ones end.
+func TestAdaptiveQueueFollowsItsLimit(t *testing.T) {
+	e := Adaptive(LimitRange(5, 5))
+	defer shutdown(t, e)
+	release := occupy(t, e, 5)
+	ran := make(chan struct{}, 2)
+	for i := range 2 {
+		if err := e.Go(context.Background(), func(context.Context) { ran <- struct{}{} }); err != nil {
+			t.Fatalf("Go %d past the limit = %v; want it queued", i+1, err)
+		}
+	}
+	if err := e.Go(context.Background(), func(context.Context) {}); !errors.Is(err, ErrRejected) {
+		t.Errorf("Go with the queue of 2 full = %v; want ErrRejected", err)
+	}
+	s := e.Stats()
+	if s.Limit != 5 || s.Running != 5 || s.Queued != 2 || s.QueueCapacity != 2 || s.Rejected != 1 {
+		t.Errorf("Stats = %+v; want limit 5, running 5, queued 2, queue capacity 2, rejected 1", s)
+	}
+	release()
+	for range 2 {
+		select {
+		case <-ran:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a queued task did not run within 10s of the running ones ending")
+		}
+	}
 }
 
 // Every executor with a queue drops a queued task whose context ended

@@ -69,13 +69,14 @@ func TestParseSpecDefaults(t *testing.T) {
 		{"threads:4,full=reject", Spec{Kind: KindThreads, Workers: 4, Queue: 4, Full: FullReject}},
 		{"limit:100", Spec{Kind: KindLimit, Workers: 100, Queue: 0, Full: FullReject}},
 		{"limit:100,queue=900,full=wait", Spec{Kind: KindLimit, Workers: 100, Queue: 900, Full: FullWait}},
-		{"adaptive", Spec{Kind: KindAdaptive, Full: FullReject}},
+		{"adaptive", Spec{Kind: KindAdaptive, Queue: QueueFollowsLimit, Full: FullReject}},
+		{"adaptive,queue=0", Spec{Kind: KindAdaptive, Queue: 0, Full: FullReject}}, // no queue, said outright
 		{"adaptive,min=4,max=200,initial=10,queue=50,full=wait", Spec{Kind: KindAdaptive, Queue: 50, Full: FullWait,
 			MinLimit: 4, MaxLimit: 200, InitialLimit: 10}},
-		{"adaptive,min=1,max=1", Spec{Kind: KindAdaptive, Full: FullReject, MinLimit: 1, MaxLimit: 1}},         // at the edge: min = max
-		{"adaptive,min=7,initial=7", Spec{Kind: KindAdaptive, Full: FullReject, MinLimit: 7, InitialLimit: 7}}, // initial exactly at min
-		{"adaptive,max=1048576", Spec{Kind: KindAdaptive, Full: FullReject, MaxLimit: 1 << 20}},                // exactly the most allowed
-		{"adaptive,min=10001", Spec{Kind: KindAdaptive, Full: FullReject, MinLimit: 10001}},                    // the default max follows min
+		{"adaptive,min=1,max=1", Spec{Kind: KindAdaptive, Queue: QueueFollowsLimit, Full: FullReject, MinLimit: 1, MaxLimit: 1}},         // at the edge: min = max
+		{"adaptive,min=7,initial=7", Spec{Kind: KindAdaptive, Queue: QueueFollowsLimit, Full: FullReject, MinLimit: 7, InitialLimit: 7}}, // initial exactly at min
+		{"adaptive,max=1048576", Spec{Kind: KindAdaptive, Queue: QueueFollowsLimit, Full: FullReject, MaxLimit: 1 << 20}},                // exactly the most allowed
+		{"adaptive,min=10001", Spec{Kind: KindAdaptive, Queue: QueueFollowsLimit, Full: FullReject, MinLimit: 10001}},                    // the default max follows min
 	}
 	for _, tt := range tests {
 		got, err := ParseSpec(tt.spec)
@@ -99,6 +100,7 @@ func TestParseErrors(t *testing.T) {
 		{"limit:-3", "limit: -3 is not positive"},
 		{"virtual:4", "virtual takes no count"},
 		{"pool:4,queue=-1", "queue: -1 is negative"},
+		{"adaptive,queue=-1", "queue: -1 is negative"}, // QueueFollowsLimit is said by giving no queue=
 		{"pool:4,queue=many", `queue: "many" is not a number`},
 		{"pool:4,queue=1,queue=2", `key "queue" given twice`},
 		{"pool:4,colour=blue", `unknown key "colour" (known: queue, full, name)`},
@@ -225,6 +227,9 @@ func TestSpecString(t *testing.T) {
 		{Spec{Kind: KindPool, Workers: 4}, "pool:4,queue=0"},
 		{Spec{Kind: KindLimit, Workers: 5, Full: FullReject}, "limit:5"},
 		{Spec{Kind: KindThreadPerTask, Name: "x"}, "thread-per-task,name=x"},
+		{Spec{Kind: KindAdaptive, Queue: QueueFollowsLimit, Full: FullReject}, "adaptive"},
+		{Spec{Kind: KindAdaptive, Full: FullReject}, "adaptive,queue=0"},
+		{Spec{Kind: KindAdaptive, Queue: 8, Full: FullReject, MaxLimit: 50}, "adaptive,queue=8,max=50"},
 	}
 	for _, tt := range tests {
 		if got := tt.spec.String(); got != tt.want {
@@ -246,7 +251,10 @@ func TestSpecNewErrors(t *testing.T) {
 		{Spec{Kind: KindVirtual, Workers: 3}, nil, "virtual takes no count"},
 		{Spec{Kind: KindVirtual, Queue: 3}, nil, "do not apply to virtual executors"},
 		{Spec{Kind: KindLimit, Workers: 1, Full: 7}, nil, "full: FullPolicy(7) is neither reject nor wait"},
-		{Spec{Kind: KindLimit, Workers: 1, Queue: -1}, nil, "queue: -1 is negative"},
+		{Spec{Kind: KindLimit, Workers: 1, Queue: -2}, nil, "queue: -2 is negative"},
+		{Spec{Kind: KindLimit, Workers: 1, Queue: QueueFollowsLimit}, nil, "queue: -1 (QueueFollowsLimit) applies to adaptive executors only"},
+		{Spec{Kind: KindPool, Workers: 1, Queue: QueueFollowsLimit}, nil, "applies to adaptive executors only"},
+		{Spec{Kind: KindAdaptive, Queue: -2}, nil, "queue: -2 is negative"},
 		{Spec{Kind: KindPool, Workers: 2}, []Option{Queue(5)}, "Queue and Full options do not combine with a spec"},
 	}
 	for _, tt := range tests {
@@ -392,9 +400,14 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Shutdown: %v", err)
 			}
 		}()
-		if s := e.Stats(); string(s.Kind) != kind || s.Name != sp.Name || s.QueueCapacity != sp.Queue {
+		s := e.Stats()
+		queue := sp.Queue
+		if queue == QueueFollowsLimit {
+			queue = max(1, s.Limit/2) // the queue follows the limit
+		}
+		if string(s.Kind) != kind || s.Name != sp.Name || s.QueueCapacity != queue {
 			t.Fatalf("Parse(%q).Stats() kind, name, queue = %q, %q, %d; want %q, %q, %d",
-				spec, s.Kind, s.Name, s.QueueCapacity, kind, sp.Name, sp.Queue)
+				spec, s.Kind, s.Name, s.QueueCapacity, kind, sp.Name, queue)
 		}
 	})
 }

@@ -35,9 +35,10 @@ type Spec struct {
 	Workers int
 	// Queue is how many admitted tasks may wait for a worker or slot; 0
 	// means none wait. It applies to pool, threads, limit and adaptive, and
-	// must be 0 for the others. ParseSpec fills in the kind's default (pool
-	// and threads: Workers; limit, adaptive: 0) when the string gives no
-	// queue=.
+	// must be 0 for the others. QueueFollowsLimit, adaptive's only, bounds
+	// the queue by half the current limit. ParseSpec fills in the kind's
+	// default (pool and threads: Workers; limit: 0; adaptive:
+	// QueueFollowsLimit) when the string gives no queue=.
 	Queue int
 	// Full is what Go and Run do when there is no room: FullWait or
 	// FullReject. It applies to pool and threads (default FullWait), limit
@@ -53,6 +54,11 @@ type Spec struct {
 	// InitialLimit, when given, within the range.
 	MinLimit, MaxLimit, InitialLimit int
 }
+
+// QueueFollowsLimit is the Spec.Queue of an adaptive executor whose queue
+// holds up to half its current limit (at least 1): its default, which a
+// spec string says by giving no queue=. Other kinds refuse it.
+const QueueFollowsLimit = -1
 
 // A kindInfo is one entry of the table of kinds: everything Parse, ParseSpec,
 // New, newConfig and Stats know about a kind. A new kind is a new entry.
@@ -115,7 +121,7 @@ func init() {
 			build: func(_ Spec, opts []Option) (Executor, error) { return ThreadPerTask(opts...), nil }},
 		{kind: KindLimit, count: "limit", most: maxLimit, bounded: true, queue: none, full: FullReject,
 			build: func(s Spec, opts []Option) (Executor, error) { return Limit(s.Workers, opts...), nil }},
-		{kind: KindAdaptive, bounded: true, adapts: true, queue: none, full: FullReject,
+		{kind: KindAdaptive, bounded: true, adapts: true, queue: func(int) int { return QueueFollowsLimit }, full: FullReject,
 			build: func(s Spec, opts []Option) (Executor, error) {
 				// What the spec leaves at 0, LimitRange and InitialLimit
 				// options may set, as Name fills in an unnamed spec.
@@ -204,7 +210,8 @@ func quotePart(s string) string { return excerpt(s, partExcerpt) }
 // to adaptive only. Spaces around the parts are ignored. N is at most
 // 16,384 for pool (its workers start at once), 1,048,576 for limit and
 // threads (New also checks threads against the process's thread limit), and
-// Q at most 4,194,304. Examples: "virtual", "pool:64,queue=1000",
+// Q at most 4,194,304; adaptive without queue= lets half its current limit
+// wait (QueueFollowsLimit), and adaptive,queue=0 none. Examples: "virtual", "pool:64,queue=1000",
 // "threads:16", "limit:500,queue=100,full=wait,name=db",
 // "adaptive,min=4,max=200,queue=50".
 //
@@ -265,6 +272,9 @@ func parseSpec(spec string) (Spec, error) {
 			q, err := atoi(value)
 			if err != nil {
 				return s, fmt.Errorf("queue: %w", err)
+			}
+			if q < 0 {
+				return s, fmt.Errorf("queue: %d is negative", q)
 			}
 			s.Queue = q
 		case "full":
@@ -339,7 +349,9 @@ func (s Spec) check(k *kindInfo) error {
 		return fmt.Errorf("%s: %d is more than the most allowed, %d", k.count, s.Workers, k.most)
 	case k.count == "" && s.Workers != 0:
 		return fmt.Errorf("%s takes no count, got Workers %d", s.Kind, s.Workers)
-	case s.Queue < 0:
+	case s.Queue == QueueFollowsLimit && k.bounded && !k.adapts:
+		return fmt.Errorf("queue: %d (QueueFollowsLimit) applies to adaptive executors only", s.Queue)
+	case s.Queue < 0 && s.Queue != QueueFollowsLimit:
 		return fmt.Errorf("queue: %d is negative", s.Queue)
 	case s.Queue > maxQueue:
 		return fmt.Errorf("queue: %d is more than the most allowed, %d", s.Queue, maxQueue)
@@ -444,8 +456,11 @@ func (s Spec) New(opts ...Option) (Executor, error) {
 	if s.Name != "" {
 		all = append(all, Name(s.Name))
 	}
+	if k.bounded && s.Queue != QueueFollowsLimit { // adaptive's default: no Queue option
+		all = append(all, Queue(s.Queue))
+	}
 	if k.bounded {
-		all = append(all, Queue(s.Queue), Full(s.Full))
+		all = append(all, Full(s.Full))
 	}
 	e, err := k.build(s, all)
 	if err != nil {
