@@ -10,7 +10,9 @@ import (
 // A sim is a deterministic simulation of an adaptive limit in front of a
 // resource: clients in a closed loop submit a task as soon as their last
 // one ends; a task the limit turns away is counted and its client tries
-// again a retry later. The resource serves slots tasks at once, first come
+// again a retry later. With queueRoom set, a task past the limit waits in
+// the executor's queue, as Adaptive's, when the queue has room; its latency
+// runs from its start, as Adaptive measures it. The resource serves slots tasks at once, first come
 // first served, each for hold plus jitter(); the rest wait for a slot, and
 // with a timeout, a task that has waited that long is cancelled and leaves
 // the line, as a request whose client gives up does.
@@ -24,6 +26,10 @@ type sim struct {
 	// away is gone.
 	rate         float64
 	lastRejected time.Duration
+	// queueRoom, when set, bounds the executor's queue for a limit; nil:
+	// no queue.
+	queueRoom func(limit int) int
+	queued    []*task
 
 	slots  int
 	hold   time.Duration
@@ -39,15 +45,18 @@ type sim struct {
 	// Counted since the last reset; slow counts the tasks served with a
 	// latency above slowAfter (0: none counted).
 	completed, rejected int
+	expired             int // left the executor's queue unstarted
 	minLimit, maxLimit  int
 	slow                int
 	slowAfter           time.Duration
 }
 
 type task struct {
-	admitted time.Duration
-	started  bool // holds a slot
-	gone     bool // ended: served or cancelled
+	arrived  time.Duration // submitted
+	admitted time.Duration // started: left the executor's queue
+	inQueue  bool          // waits in the executor's queue
+	started  bool          // holds a slot
+	gone     bool          // ended: served or cancelled
 }
 
 type eventKind int
@@ -109,7 +118,7 @@ func (s *sim) resize(slots int) {
 }
 
 func (s *sim) reset() {
-	s.completed, s.rejected, s.slow = 0, 0, 0
+	s.completed, s.rejected, s.slow, s.expired = 0, 0, 0, 0
 	s.minLimit, s.maxLimit = s.v.current(), s.v.current()
 }
 
@@ -141,6 +150,24 @@ func (s *sim) end(t *task, o outcome) {
 	if s.rate == 0 {
 		s.at(s.now, ready, nil)
 	}
+	for s.inflight < s.v.current() && len(s.queued) > 0 {
+		q := s.queued[0]
+		s.queued = s.queued[1:]
+		q.inQueue = false
+		if !q.gone {
+			s.admit(q)
+		}
+	}
+}
+
+// admit starts t: it holds a place under the limit and waits for a slot
+// of the resource.
+func (s *sim) admit(t *task) {
+	s.inflight++
+	s.v.start(s.now, s.inflight)
+	t.admitted = s.now
+	s.waiting = append(s.waiting, t)
+	s.serve()
 }
 
 // run simulates until d has passed.
@@ -153,20 +180,38 @@ func (s *sim) run(d time.Duration) {
 		case served:
 			s.busy--
 			s.completed++
-			if s.slowAfter > 0 && s.now-e.task.admitted > s.slowAfter {
+			if s.slowAfter > 0 && s.now-e.task.arrived > s.slowAfter {
 				s.slow++
 			}
 			s.end(e.task, succeeded)
 			s.serve()
 		case gaveUp:
-			if !e.task.gone && !e.task.started {
-				s.end(e.task, cancelled)
+			switch t := e.task; {
+			case t.gone || t.started:
+			case t.inQueue: // dropped unstarted, unseen by the limit
+				t.gone = true
+				s.expired++
+				if s.rate == 0 {
+					s.at(s.now, ready, nil)
+				}
+			default:
+				s.end(t, cancelled)
 			}
 		case ready:
 			if s.rate > 0 {
 				s.at(s.now+time.Duration(float64(time.Second)/s.rate), ready, nil)
 			}
+			t := &task{arrived: s.now}
+			if s.timeout > 0 {
+				s.at(s.now+s.timeout, gaveUp, t)
+			}
+			if l := s.v.current(); s.inflight >= l && s.queueRoom != nil && len(s.queued) < s.queueRoom(l) {
+				t.inQueue = true
+				s.queued = append(s.queued, t)
+				continue
+			}
 			if s.inflight >= s.v.current() {
+				t.gone = true
 				s.rejected++
 				s.lastRejected = s.now
 				if s.rate == 0 {
@@ -174,14 +219,7 @@ func (s *sim) run(d time.Duration) {
 				}
 				continue
 			}
-			s.inflight++
-			s.v.start(s.now, s.inflight)
-			t := &task{admitted: s.now}
-			s.waiting = append(s.waiting, t)
-			if s.timeout > 0 {
-				s.at(s.now+s.timeout, gaveUp, t)
-			}
-			s.serve()
+			s.admit(t)
 		}
 	}
 	s.now = end
@@ -414,5 +452,36 @@ func TestVegasForgetsAStall(t *testing.T) {
 	// down again within it, after letting the first tasks in.
 	if s.rejected > 5 {
 		t.Errorf("%d of the 40 tasks of a second stall turned away; want at most 5", s.rejected)
+	}
+}
+
+// A slow spell of the machine below capacity: 100 clients in a closed loop
+// sleep 100 ms on a resource that never queues, and for 250 ms (two round
+// trips) every sleep that starts lasts 40 ms longer, as timers do on a busy
+// machine. Two rounds in a row look congested and the limit is cut below
+// the 100 clients (loom bench cask-sleep: to 88–92, then 35,130 fast 503s).
+// The queue that follows the limit lets the few clients over it wait
+// instead, and a window's end does not halve the limit in use, whose base
+// latency has not moved: nothing is ever turned away.
+func TestVegasSlowSpellBelowCapacityRejectsNothing(t *testing.T) {
+	hold := 100 * time.Millisecond
+	s := newSim(newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), 100, 100, hold)
+	s.queueRoom = followingQueue
+	from, to := 5*time.Second, 5250*time.Millisecond
+	s.jitter = func() time.Duration {
+		if s.now >= from && s.now < to {
+			return 40 * time.Millisecond
+		}
+		return 0
+	}
+	s.run(40 * time.Second) // past the ends of windows at 7, 15, 25 and 35 s
+	t.Logf("limit in [%d, %d], %d rejected, %d completed", s.minLimit, s.maxLimit, s.rejected, s.completed)
+	if s.minLimit >= 100 {
+		t.Errorf("limit never below 100 (down to %d); want the slow spell to cut it, else this test shows nothing", s.minLimit)
+	}
+	// With no queue, 90 were turned away; with the probe halving the
+	// limit at 7 s, 39.
+	if s.rejected != 0 || s.expired != 0 {
+		t.Errorf("%d rejected, %d expired; want none", s.rejected, s.expired)
 	}
 }

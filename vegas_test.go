@@ -199,3 +199,43 @@ func TestVegasJudgesEarlyOnlyPastTwiceTheBase(t *testing.T) {
 		t.Errorf("a round past 2.1× the base was not judged congested before it ended; want it judged")
 	}
 }
+
+// A window's end probes (halves a limit in use) only when the window's base
+// latency has crept above the floor, the least since the last probe, by more
+// than the slack: a limit in use whose latency has not moved is left alone
+// (loom bench cask-sleep: 92 → 46 under 100 connections), while a base that
+// crept, the sign of a queue that never empties, is still probed.
+func TestVegasProbesOnlyACreptBase(t *testing.T) {
+	hold := 100 * time.Millisecond
+	v := newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow)
+	now := time.Duration(0)
+	least := v.current()
+	until := func(end time.Duration) { // rounds of the 100 clients the limit lets in
+		for now < end {
+			n := min(v.current(), 100)
+			start := now
+			now += hold
+			for range n {
+				v.observe(start, hold, now, n, succeeded)
+			}
+			least = min(least, v.current())
+		}
+	}
+	// Cut below the 100 clients, as a slow spell does, 0.2 s before the
+	// first window's end at 1 s: the limit is still in use there.
+	until(800 * time.Millisecond)
+	v.limit, v.threshold, least = 90, 90, 90
+	until(1500 * time.Millisecond)
+	if least < 90 {
+		t.Errorf("limit down to %d from 90 at a window's end with the latency unchanged; want no probe", least)
+	}
+
+	until(2800 * time.Millisecond)
+	v.limit, v.threshold = 90, 90
+	v.floor = hold / 2 // a lower latency seen since the last probe: the base crept
+	least = v.current()
+	until(3500 * time.Millisecond) // past the second window's end, at 3 s
+	if least > 60 {
+		t.Errorf("limit down to %d only, from about 90 at a window's end with the base twice the floor; want it halved", least)
+	}
+}
