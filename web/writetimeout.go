@@ -92,8 +92,8 @@ func (c *writeTimeoutConn) SetDeadline(t time.Time) error {
 // writeChunk is how much one write or sendfile may send between checks of
 // the deadline: a handler may write a large body in one call, and a static
 // file goes out in one ReadFrom, and the deadline must restart as they make
-// progress.
-const writeChunk = 256 << 10
+// progress. (A variable only so that a test can make the steps small.)
+var writeChunk = 256 << 10
 
 func (c *writeTimeoutConn) Write(p []byte) (int, error) {
 	var written int
