@@ -23,28 +23,69 @@ var ErrHijack = errors.New("nbio engine: connection cannot be hijacked")
 // hands over a blocking connection (hijackedConn) instead of the event
 // loop's own, so that net/http-style upgrades — github.com/coder/websocket,
 // and so web/websocket — work unchanged.
+//
+// Like net/http, it holds the start of an HTTP/1.1 body without a declared
+// length (up to smallBody bytes): a handler that returns without flushing
+// and wrote no more than that gets a response with a Content-Length
+// (finish), not a chunked one.
 type writer struct {
 	http.ResponseWriter
 	st       *connState // nil if nbio's writer is not on one
 	http11   bool       // the request is HTTP/1.1 or later: nbio may chunk the response
 	status   int        // the first status written, for Hijack to send
 	started  bool       // a Write or Flush has gone to nbio's writer
+	holding  bool       // the body so far is in held, not yet with nbio
+	hijacked bool       // Hijack has taken the connection
 	chunked  bool       // nbio chunks the response (decided at the first Write)
 	buffered int        // bytes nbio holds for a chunked response, roughly
+	held     []byte     // the body held while holding: a slice of space
+	space    [smallBody]byte
 }
 
-// Write passes p on; a chunked response in pieces (writeChunked).
+// smallBody is the most of a body without a declared length the writer
+// holds to send with a Content-Length: net/http's 2 KiB.
+const smallBody = 2048
+
+var writerPool = sync.Pool{New: func() any { return new(writer) }}
+
+// newWriter returns a writer on w, from a pool; release returns it.
+func newWriter(w http.ResponseWriter, st *connState, http11 bool) *writer {
+	ww := writerPool.Get().(*writer)
+	ww.ResponseWriter, ww.st, ww.http11 = w, st, http11
+	return ww
+}
+
+// release clears w and returns it to the pool; w must not be used again.
+func (w *writer) release() {
+	w.ResponseWriter, w.st, w.held = nil, nil, nil
+	w.http11, w.status, w.started, w.holding, w.hijacked, w.chunked, w.buffered = false, 0, false, false, false, false, 0
+	writerPool.Put(w)
+}
+
+// Write passes p on; a chunked response in pieces (writeChunked), after
+// what is held (see writer).
 func (w *writer) Write(p []byte) (int, error) {
 	if !w.started {
+		if len(p) == 0 {
+			return 0, nil
+		}
 		w.started = true
 		h := w.Header()
 		w.chunked = w.http11 && len(h["Content-Length"]) == 0
-		if w.chunked {
-			for k, vs := range h { // nbio holds the header too
-				for _, v := range vs {
-					w.buffered += len(k) + len(v) + 4
-				}
-			}
+		w.holding = w.chunked && len(h["Transfer-Encoding"]) == 0 && len(h["Trailer"]) == 0 &&
+			w.status != http.StatusNoContent && w.status != http.StatusNotModified
+		w.held = w.space[:0]
+		if w.chunked && !w.holding {
+			w.countHeader()
+		}
+	}
+	if w.holding {
+		if len(w.held)+len(p) <= smallBody {
+			w.held = append(w.held, p...)
+			return len(p), nil
+		}
+		if err := w.spill(); err != nil {
+			return 0, err
 		}
 	}
 	if !w.chunked {
@@ -59,6 +100,47 @@ func (w *writer) Write(p []byte) (int, error) {
 		return n, err
 	}
 	return w.writeChunked(p)
+}
+
+// spill stops holding: what is held goes to nbio's chunked writer.
+func (w *writer) spill() error {
+	w.holding = false
+	held := w.held
+	w.held = nil
+	w.countHeader()
+	_, err := w.writeChunked(held)
+	return err
+}
+
+// countHeader counts the header in what nbio holds for a chunked response.
+func (w *writer) countHeader() {
+	for k, vs := range w.Header() {
+		for _, v := range vs {
+			w.buffered += len(k) + len(v) + 4
+		}
+	}
+}
+
+// finish is called when the handler has returned: a body still held goes
+// out whole, with its Content-Length.
+func (w *writer) finish() {
+	if !w.started && !w.hijacked && w.http11 && (w.status == 0 || w.status >= 200) &&
+		w.status != http.StatusNoContent && w.status != http.StatusNotModified {
+		// No body: nbio would chunk an empty one.
+		h := w.Header()
+		if len(h["Content-Length"]) == 0 && len(h["Transfer-Encoding"]) == 0 && len(h["Trailer"]) == 0 {
+			h["Content-Length"] = []string{"0"}
+		}
+		return
+	}
+	if !w.holding {
+		return
+	}
+	w.holding = false
+	w.chunked = false
+	w.Header()["Content-Length"] = []string{strconv.Itoa(len(w.held))}
+	_, _ = w.ResponseWriter.Write(w.held)
+	w.held = nil
 }
 
 // Sizes for writeChunked: nbio's chunked writer (Response.writeChunk in
@@ -109,6 +191,9 @@ func (w *writer) WriteHeader(status int) {
 
 // Flush sends what is buffered.
 func (w *writer) Flush() {
+	if w.holding {
+		_ = w.spill()
+	}
 	w.started = true
 	w.buffered = 0
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
@@ -135,6 +220,8 @@ func (w *writer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if !st.hijacked.CompareAndSwap(nil, h) {
 		return nil, nil, fmt.Errorf("%w: hijacked already", ErrHijack)
 	}
+	w.hijacked = true
+	w.holding, w.held = false, nil // dropped, as nbio drops what it holds
 	st.deadline.Store(0)
 	_ = st.nc.SetReadDeadline(time.Time{})
 	_, _, _ = res.Hijack() // nbio then writes no response of its own

@@ -518,3 +518,73 @@ func TestLargeResponses(t *testing.T) {
 		})
 	}
 }
+
+// TestResponseFraming: as net/http does, a body of up to 2 KiB without a
+// declared length, from a handler that returns without flushing, goes out
+// with a Content-Length; a larger one, or one flushed, is chunked. Both
+// engines frame each case alike, and the bodies arrive whole.
+func TestResponseFraming(t *testing.T) {
+	small, edge, over := strings.Repeat("s", 12), strings.Repeat("e", 2048), strings.Repeat("o", 2049)
+	cases := []struct {
+		path, body string
+		length     int64 // the Content-Length wanted; -1: chunked
+	}{
+		{"/small", small, 12},
+		{"/edge", edge, 2048},
+		{"/pieces", small + small, 24},
+		{"/over", over, -1},
+		{"/spill", edge + over, -1},
+		{"/flushed", small, -1},
+		{"/empty", "", 0},
+	}
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine)
+			for _, path := range []string{"/small", "/edge", "/over"} {
+				b := map[string]string{"/small": small, "/edge": edge, "/over": over}[path]
+				app.Get(path, func(w http.ResponseWriter, r *http.Request) error {
+					_, err := io.WriteString(w, b)
+					return err
+				})
+			}
+			app.Get("/pieces", func(w http.ResponseWriter, r *http.Request) error {
+				_, _ = io.WriteString(w, small)
+				_, err := io.WriteString(w, small)
+				return err
+			})
+			app.Get("/spill", func(w http.ResponseWriter, r *http.Request) error {
+				_, _ = io.WriteString(w, edge)
+				_, err := io.WriteString(w, over)
+				return err
+			})
+			app.Get("/flushed", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := io.WriteString(w, small)
+				_ = http.NewResponseController(w).Flush()
+				return err
+			})
+			app.Get("/empty", func(w http.ResponseWriter, r *http.Request) error { return nil })
+			base, _ := webtest.Serve(t, app)
+			c := client(t)
+			for range 2 { // the second time on a reused connection
+				for _, tc := range cases {
+					resp, err := c.Get(base + tc.path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if resp.StatusCode != 200 || string(got) != tc.body {
+						t.Fatalf("GET %s: %d, %d bytes; want 200, %d bytes", tc.path, resp.StatusCode, len(got), len(tc.body))
+					}
+					chunked := len(resp.TransferEncoding) > 0
+					if resp.ContentLength != tc.length || chunked != (tc.length < 0) {
+						t.Errorf("GET %s: Content-Length %d, Transfer-Encoding %q; want Content-Length %d", tc.path, resp.ContentLength, resp.TransferEncoding, tc.length)
+					}
+				}
+			}
+		})
+	}
+}
