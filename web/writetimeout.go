@@ -30,10 +30,11 @@ const DefaultWriteTimeout = 30 * time.Second
 type writeClock struct {
 	timeout time.Duration
 	epoch   time.Time
+	chunk   int // writeChunk when the clock was made
 }
 
 func newWriteClock(timeout time.Duration) *writeClock {
-	return &writeClock{timeout: timeout, epoch: time.Now()}
+	return &writeClock{timeout: timeout, epoch: time.Now(), chunk: int(writeChunk.Load())}
 }
 
 // writeTimeoutListener hands out connections whose writes re-arm their
@@ -92,14 +93,17 @@ func (c *writeTimeoutConn) SetDeadline(t time.Time) error {
 // writeChunk is how much one write or sendfile may send between checks of
 // the deadline: a handler may write a large body in one call, and a static
 // file goes out in one ReadFrom, and the deadline must restart as they make
-// progress. (A variable only so that a test can make the steps small.)
-var writeChunk = 256 << 10
+// progress. (A variable only so that a test can make the steps small; an
+// App reads it once, when it starts serving.)
+var writeChunk atomic.Int64
+
+func init() { writeChunk.Store(256 << 10) }
 
 func (c *writeTimeoutConn) Write(p []byte) (int, error) {
 	var written int
 	for {
 		c.arm()
-		chunk := p[written:min(len(p), written+writeChunk)]
+		chunk := p[written:min(len(p), written+c.clock.chunk)]
 		n, err := c.Conn.Write(chunk)
 		written += n
 		if err != nil || written == len(p) {
@@ -126,7 +130,7 @@ func (c *writeTimeoutConn) ReadFrom(r io.Reader) (int64, error) {
 	}
 	var total int64
 	for {
-		chunk := int64(writeChunk)
+		chunk := int64(c.clock.chunk)
 		if limited {
 			chunk = min(chunk, outer.N)
 			if chunk <= 0 {
