@@ -99,7 +99,7 @@ func (p *progress) end(i int, j job, run ModelRun) {
 	if run.Failure != "" && run.Status != StatusOK {
 		status += ": " + firstLine(run.Failure, 70)
 	}
-	fmt.Fprintf(p.w, "%s%s %14s  p99 %-8s %5.1fs  ~%s left  %s\n",
+	fmt.Fprintf(p.w, "%s%s %16s  p99 %-8s %5.1fs  ~%s left  %s\n",
 		prefix, p.label, j.scenario.Unit.format(run.Throughput), short(run.LatencyAt(99)), elapsed.Seconds(),
 		short(p.left[i+1]), status)
 }

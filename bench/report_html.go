@@ -108,7 +108,11 @@ func scenarioCharts(i int, sc ScenarioResult) []string {
 	if sc.Limit.PerSecond > 0 {
 		subtitle = "limit " + sc.Unit.format(sc.Limit.PerSecond)
 	}
-	throughput.SetGlobalOptions(size("throughput"), tooltip, grid,
+	// The grid holds the axis labels, which run to 10 digits in msg/s; one
+	// series needs no legend, and the title names its unit.
+	throughput.SetGlobalOptions(size("throughput"), tooltip,
+		charts.WithGridOpts(opts.Grid{Bottom: "70", ContainLabel: opts.Bool(true)}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
 		charts.WithTitleOpts(opts.Title{Title: sc.Name + ": throughput (" + sc.Unit.String() + ")", Subtitle: subtitle}),
 		charts.WithXAxisOpts(opts.XAxis{AxisLabel: &opts.AxisLabel{Rotate: 30, Interval: "0"}}))
 	var models []string

@@ -75,7 +75,8 @@ func TestReportsCountInTheScenariosUnit(t *testing.T) {
 			[]string{"| model | req/s |", "| 2,000 |"}},
 		{"html", page.String(), `<h2 id="`,
 			[]string{"<th>msg/s</th>", "<td>9,875,000</td>", sleepVerdict, capped,
-				"cask-sleep: throughput (msg/s)", `"subtext":"limit 10,000,000 msg/s"`, `"name":"msg/s"`, "9875000"},
+				"cask-sleep: throughput (msg/s)", `"subtext":"limit 10,000,000 msg/s"`, `"name":"msg/s"`, "9875000",
+				`"containLabel":true`}, // labels of 10 digits stay inside the chart
 			[]string{"<th>req/s</th>", "<td>2,000</td>", "cpu: throughput (req/s)", `"name":"req/s"`}},
 	} {
 		parts := sections(t, tt.out, tt.marker, "cask-sleep", "cpu")
