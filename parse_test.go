@@ -403,7 +403,7 @@ func FuzzParse(f *testing.F) {
 		s := e.Stats()
 		queue := sp.Queue
 		if queue == QueueFollowsLimit {
-			queue = max(1, s.Limit/2) // the queue follows the limit
+			queue = followingQueue(s.Limit)
 		}
 		if string(s.Kind) != kind || s.Name != sp.Name || s.QueueCapacity != queue {
 			t.Fatalf("Parse(%q).Stats() kind, name, queue = %q, %q, %d; want %q, %q, %d",
