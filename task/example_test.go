@@ -42,21 +42,20 @@ func ExampleScheduler() {
 		fmt.Println(err)
 		return
 	}
-	done := make(chan struct{})
+	ran := make(chan string, 1)
 	err = s.Add("report", task.At(time.Now()), func(ctx context.Context) error {
-		fmt.Println("running", task.JobName(ctx))
-		close(done)
+		ran <- task.JobName(ctx) // printed below: the job may run before Add returns
 		return nil
 	})
 	fmt.Println("added:", err)
-	<-done
+	fmt.Println("ran:", <-ran)
 	fmt.Println("shutdown:", s.Shutdown(context.Background()))
 
 	// A bad expression names the field and its value.
 	fmt.Println(s.Add("nightly", task.Cron("0 25 * * *"), func(context.Context) error { return nil }))
 	// Output:
 	// added: <nil>
-	// running report
+	// ran: report
 	// shutdown: <nil>
 	// add job "nightly": task: invalid cron expression "0 25 * * *": hour "25": segment#2: '25' out of bounds(0, 23)
 }
