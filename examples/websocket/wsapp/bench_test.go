@@ -1,6 +1,7 @@
 package wsapp
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -20,8 +21,12 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 		if err := conn.Write(ctx, websocket.MessageText, msg); err != nil {
 			b.Fatal(err)
 		}
-		if _, _, err := conn.Read(ctx); err != nil {
+		_, got, err := conn.Read(ctx)
+		if err != nil {
 			b.Fatal(err)
+		}
+		if !bytes.Equal(got, msg) {
+			b.Fatalf("echo %q; want %q", got, msg)
 		}
 	}
 }
@@ -48,9 +53,13 @@ func BenchmarkChatBroadcast(b *testing.B) {
 		if err := conns[0].Write(ctx, websocket.MessageText, msg); err != nil {
 			b.Fatal(err)
 		}
-		for _, conn := range conns {
-			if _, _, err := conn.Read(ctx); err != nil {
+		for i, conn := range conns {
+			_, got, err := conn.Read(ctx)
+			if err != nil {
 				b.Fatal(err)
+			}
+			if !bytes.Contains(got, msg) {
+				b.Fatalf("member %d heard %q; want the message %q", i, got, msg)
 			}
 		}
 	}
