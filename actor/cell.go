@@ -169,8 +169,14 @@ func (c *cell) process() (failed bool) {
 	return false
 }
 
-// abandon empties the mailbox of a dispatcher that has shut down: user
-// messages go to dead letters, and a watcher still learns of the end.
+// abandon ends an actor whose dispatcher will never run it again: its
+// executor dropped the turn unrun (Shutdown gave up while it was queued) or
+// refused it, closed. The actor is killed, as by Kill, on the goroutine that
+// found the turn dropped, which holds the turn: the behaviour hears Stopping,
+// the children are killed, and once they have stopped it hears Stopped, its
+// watchers and parent are told and its name is freed (see finish). User
+// messages go to dead letters, and so does whatever comes later, each on the
+// goroutine that finds the executor closed.
 func (c *cell) abandon() {
 	for again := true; again; {
 		c.drainAbandoned()
@@ -181,16 +187,19 @@ func (c *cell) abandon() {
 }
 
 func (c *cell) drainAbandoned() {
+	// A behaviour that never started hears nothing (signalQuietly).
+	c.beginStop()
 	for {
 		for {
 			m, _, ok := c.system.pop(&c.free)
 			if !ok {
 				break
 			}
-			if w, ok := m.(watchMsg); ok {
-				w.watcher.tell(context.Background(), Terminated{Actor: Ref{c}}, c, nil)
-			}
+			// Its state is stopping or dead: no Receive but the
+			// signals, whose panics are logged, and no supervision.
+			c.handleSystem(m)
 		}
+		c.scheduleWoken()
 		if !c.deadLetterNext() {
 			break
 		}

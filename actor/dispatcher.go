@@ -176,17 +176,17 @@ func (d *dispatcher) next() *cell {
 
 // submit hands c's turn to the executor. A turn the executor refuses runs
 // on the caller, whose goroutine then stands in for the executor's; once the
-// executor is shut down, c's messages go to dead letters.
+// executor is shut down, c is ended as dropped says.
 func (d *dispatcher) submit(c *cell) {
 	err := d.exec.Go(c.turnCtx, c.turnTask)
 	if err == nil {
 		return
 	}
 	if errors.Is(err, loom.ErrClosed) {
-		c.abandon()
-	} else {
-		d.turn(c)
+		d.dropped(c)
+		return
 	}
+	d.turn(c)
 	if d.limit != 0 {
 		d.finished()
 	}
@@ -203,7 +203,8 @@ func (d *dispatcher) run(c *cell) {
 
 // dropped is what the executor calls (loom.OnDrop) for a turn of c it
 // admitted and will never run: its Shutdown gave up while the turn was
-// queued. The turn's messages go to dead letters, and so do those of the
+// queued, or refused (closed). c is killed (cell.abandon): its messages go
+// to dead letters and its lifecycle ends on this goroutine; so are the
 // mailboxes waiting in the ready list for the room it held, which no turn
 // of this executor will run either.
 func (d *dispatcher) dropped(c *cell) {

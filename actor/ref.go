@@ -106,8 +106,11 @@ func (r Ref) Kill() {
 }
 
 // Done returns a channel closed when the actor has stopped: its children
-// have stopped, it has received Stopped, and watchers have been told. For
-// the zero Ref, and an Ask's reply address, it returns a closed channel.
+// have stopped, it has received Stopped, and watchers have been told. An
+// actor whose dispatcher's executor drops its turn unrun or refuses it,
+// closed, is killed on the goroutine that found it so (docs/actor.md), and
+// Done closes all the same. For the zero Ref, and an Ask's reply address,
+// it returns a closed channel.
 func (r Ref) Done() <-chan struct{} {
 	if r.c == nil || r.c.done == nil {
 		return closed

@@ -294,10 +294,11 @@ func (s *System) Lookup(path string) (Ref, error) {
 // queued, their children are stopped first), waits for them, then shuts down
 // the dispatchers' executors. An actor waiting out a restart backoff handles
 // its queue, the stop included, once the backoff ends. When ctx ends first,
-// it kills what is left,
-// lets the executors abandon what they hold, and returns an error wrapping
-// ctx.Err(). Spawn fails with ErrShutdown once it has begun. It may be
-// called more than once.
+// it kills what is left, lets the executors abandon what they hold (an actor
+// whose turn is dropped so ends there: Stopped, watchers, parent, Lookup,
+// Done), and returns an error wrapping ctx.Err(); an actor whose Receive is
+// still running ends when it returns. Spawn fails with ErrShutdown once it
+// has begun. It may be called more than once.
 func (s *System) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true
