@@ -579,7 +579,7 @@ func TestShutdownGivesUp(t *testing.T) {
 // A Shutdown that gives up while mailbox turns wait in the executor's queue
 // (the executor drops them unrun) sends their messages to dead letters, and
 // those of the mailboxes waiting for the room the dropped turns held: none is
-// lost unseen.
+// lost unseen. Those actors are killed before Shutdown returns.
 func TestShutdownGivesUpDeadLettersQueuedTurns(t *testing.T) {
 	// One worker and a queue of one: a stuck actor holds the worker, a
 	// second actor's turn waits in the executor's queue, a third waits in
@@ -634,6 +634,18 @@ func TestShutdownGivesUpDeadLettersQueuedTurns(t *testing.T) {
 		}
 	}
 	mu.Unlock()
+	// Both were killed before Shutdown returned: the one whose turn was
+	// dropped and the one waiting in the ready list for its room.
+	for _, r := range []Ref{queued, ready} {
+		select {
+		case <-r.Done():
+		default:
+			t.Errorf("%s not done when Shutdown returned", r)
+		}
+		if _, err := sys.Lookup(r.Path()); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Lookup(%s) after Shutdown gave up: %v; want ErrNotFound", r.Path(), err)
+		}
+	}
 	close(gate)
 	waitDone(t, stuck)
 	if len(handled) != 0 {
