@@ -1,0 +1,238 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loomrt/loom/internal/runtimestats"
+	"github.com/loomrt/loom/load"
+)
+
+// Tests added for the mutation pass over bench's part B (docs/testing.md):
+// each guards a comparison or a branch that a planted bug changed unseen.
+
+// TestSummarisePeaksAndDifferences: peaks are taken over every sample, the
+// runtime's only over those it answered, and CPU and GC are differences
+// between the first and last (GC: first and last answered) samples.
+func TestSummarisePeaksAndDifferences(t *testing.T) {
+	samples := []Sample{
+		{RSSBytes: 10, Threads: 3, CPUSeconds: 1.0, GCCycles: 100, Goroutines: 99, NotInGo: 99}, // runtime did not answer
+		{RSSBytes: 30, Threads: 2, CPUSeconds: 1.25, RuntimeOK: true, Goroutines: 5, NotInGo: 4, GCCycles: 7},
+		{RSSBytes: 20, Threads: 6, CPUSeconds: 1.5, RuntimeOK: true, Goroutines: 8, NotInGo: 1, GCCycles: 9},
+		{RSSBytes: 5, Threads: 1, CPUSeconds: 2.5, RuntimeOK: true, Goroutines: 2, NotInGo: 0, GCCycles: 12},
+	}
+	st := summarise(samples, 1)
+	want := ServerStats{
+		PeakRSSBytes: 30, PeakThreads: 6, PeakGoroutines: 8, PeakNotInGo: 4,
+		CPUSeconds: 1.5, GCCycles: 5, RuntimeUnavailable: 1,
+	}
+	st.Samples = nil
+	if !reflect.DeepEqual(st, want) {
+		t.Errorf("summarise = %+v; want %+v", st, want)
+	}
+	if st := summarise(nil, 0); st.CPUSeconds != 0 || st.GCCycles != 0 {
+		t.Errorf("summarise(nil) = %+v; want zero", st)
+	}
+}
+
+// TestSamplerReadsProcessAndRuntime samples this test process with a real
+// runtimestats listener: the executor's figures reach the sample, and a
+// reading the listener did not give in time is counted as missed.
+func TestSamplerReadsProcessAndRuntime(t *testing.T) {
+	srv := httptest.NewServer(runtimestats.HandlerWith(func(s *runtimestats.Snapshot) {
+		s.ExecutorLimit, s.ExecutorRunning, s.ExecutorQueued = 7, 3, 2
+		s.ExecutorRejected, s.ExecutorExpired = 5, 1
+	}))
+	defer srv.Close()
+	s := startSampler(context.Background(), os.Getpid(), strings.TrimPrefix(srv.URL, "http://"), time.Now())
+	// A loaded machine may miss a reading's 200 ms; wait for one that came.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s.mu.Lock()
+		ok := false
+		for _, smp := range s.samples {
+			ok = ok || smp.RuntimeOK
+		}
+		s.mu.Unlock()
+		if ok || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	st := s.Stop()
+	if len(st.Samples) < 2 {
+		t.Fatalf("%d samples; want the loop's and Stop's", len(st.Samples))
+	}
+	missed := 0
+	var got *Sample
+	for i, smp := range st.Samples {
+		if smp.RSSBytes == 0 || smp.Threads == 0 {
+			t.Errorf("sample %d: %+v; want this process's memory and threads", i, smp)
+		}
+		if !smp.RuntimeOK {
+			missed++
+			continue
+		}
+		got = &st.Samples[i]
+	}
+	if st.RuntimeUnavailable != missed {
+		t.Errorf("RuntimeUnavailable %d; %d samples lack the runtime's figures", st.RuntimeUnavailable, missed)
+	}
+	if got == nil {
+		t.Fatal("no sample read the runtimestats listener in 30 s")
+	}
+	if got.Limit != 7 || got.InFlight != 3 || got.Queued != 2 || got.Rejected != 5 || got.Expired != 1 || got.Goroutines == 0 {
+		t.Errorf("sample %+v; want limit 7, 3 in flight, 2 queued, 5 rejected, 1 expired, goroutines", *got)
+	}
+}
+
+// TestSamplerWithoutRuntimeMissesNothing: a server with no runtimestats
+// listener (a peer) has samples from /proc alone, none counted as missed.
+func TestSamplerWithoutRuntimeMissesNothing(t *testing.T) {
+	s := startSampler(context.Background(), os.Getpid(), "", time.Now())
+	st := s.Stop()
+	if len(st.Samples) == 0 || st.RuntimeUnavailable != 0 {
+		t.Errorf("%d samples, %d missed; want samples and none missed", len(st.Samples), st.RuntimeUnavailable)
+	}
+	if st.Samples[0].RuntimeOK {
+		t.Errorf("sample %+v read a runtime it was not given", st.Samples[0])
+	}
+}
+
+// TestSamplerStopsWhenTheProcessIsGone: a pid with no process gives no
+// sample, and the loop ends by itself.
+func TestSamplerStopsWhenTheProcessIsGone(t *testing.T) {
+	s := startSampler(context.Background(), 1<<30, "", time.Now())
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("sampler of a missing process still running after 30 s")
+	}
+	if st := s.Stop(); len(st.Samples) != 0 {
+		t.Errorf("%d samples of a missing process", len(st.Samples))
+	}
+}
+
+func TestShort(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{-time.Second, "0s"},
+		{0, "0s"},
+		{1, "0s"}, // rounds to the millisecond
+		{850 * time.Millisecond, "850ms"},
+		{time.Second - time.Millisecond, "999ms"},
+		{time.Second, "1.0s"},
+		{12345 * time.Millisecond, "12.3s"},
+		{time.Minute - time.Millisecond, "60.0s"},
+		{time.Minute, "1m00s"},
+		{4*time.Minute + 5*time.Second, "4m05s"},
+		{61*time.Minute + 500*time.Millisecond, "61m01s"},
+	} {
+		if got := short(tt.d); got != tt.want {
+			t.Errorf("short(%v) = %q; want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
+func TestFirstLine(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc\ndef", 10, "abc"},
+		{"abc", 3, "abc"},
+		{"abcd", 3, "abc…"},
+		{"", 3, ""},
+	} {
+		if got := firstLine(tt.s, tt.n); got != tt.want {
+			t.Errorf("firstLine(%q, %d) = %q; want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestProgressLines: the first run announces the count and the time
+// expected; each line says the time left after it; a failed run's line
+// carries the first line of its failure, an OK run's none.
+func TestProgressLines(t *testing.T) {
+	s := &Scenario{Name: "hello"}
+	jobs := []job{
+		{scenario: s, model: "virtual", expected: 2 * time.Second},
+		{scenario: s, model: "pool", expected: 3 * time.Second},
+	}
+	var out bytes.Buffer
+	p := newProgress(&out, false, jobs)
+	if want := 5*time.Second + 2*runOverhead; p.left[0] != want || p.left[1] != 3*time.Second+runOverhead || p.left[2] != 0 {
+		t.Errorf("left %v; want [%v %v 0]", p.left, want, 3*time.Second+runOverhead)
+	}
+	p.update(load.Progress{Done: 1}) // not a terminal: draws nothing
+	p.begin(0, jobs[0])
+	p.end(0, jobs[0], ModelRun{Model: "virtual", Status: StatusOK, Failure: "ignored"})
+	p.begin(1, jobs[1])
+	p.end(1, jobs[1], ModelRun{Model: "pool", Status: StatusFailed, Failure: "it broke\nsecond line"})
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("progress printed %d lines; want 3:\n%s", len(lines), out.String())
+	}
+	if lines[0] != "2 runs, about 6.2s" {
+		t.Errorf("first line %q; want %q", lines[0], "2 runs, about 6.2s")
+	}
+	if !strings.HasPrefix(lines[1], "[1/2] hello") || !strings.Contains(lines[1], "~3.6s left") || !strings.HasSuffix(lines[1], "  ok") {
+		t.Errorf("line %q; want run 1/2, ~3.6s left, ok alone", lines[1])
+	}
+	if !strings.HasPrefix(lines[2], "[2/2] hello") || !strings.Contains(lines[2], "~0s left") || !strings.HasSuffix(lines[2], "failed: it broke") {
+		t.Errorf("line %q; want run 2/2, ~0s left, the failure's first line", lines[2])
+	}
+	if strings.Contains(out.String(), "\r") {
+		t.Errorf("progress off a terminal redrew a line: %q", out.String())
+	}
+	newProgress(nil, true, jobs).begin(0, jobs[0]) // no writer: nothing, no panic
+}
+
+// TestProgressBar: on a terminal the bar fills with the larger of the time
+// and the requests done, never past full, and the time left in all adds the
+// runs after this one.
+func TestProgressBar(t *testing.T) {
+	s := &Scenario{Name: "hello"}
+	jobs := []job{{scenario: s, model: "virtual"}, {scenario: s, model: "pool", expected: 10 * time.Second}}
+	for _, tt := range []struct {
+		lp   load.Progress
+		want string
+	}{
+		{load.Progress{}, "[--------------------]"},
+		{load.Progress{Elapsed: time.Second, Duration: 4 * time.Second}, "[#####---------------]"},
+		{load.Progress{Done: 3, Total: 4}, "[###############-----]"},
+		{load.Progress{Elapsed: time.Second, Duration: 4 * time.Second, Done: 1, Total: 2}, "[##########----------]"},
+		{load.Progress{Elapsed: 3 * time.Second, Duration: 4 * time.Second, Done: 1, Total: 2}, "[###############-----]"},
+		{load.Progress{Elapsed: 8 * time.Second, Duration: 4 * time.Second}, "[####################]"},
+		{load.Progress{Done: 9, Total: 4}, "[####################]"},
+	} {
+		var out bytes.Buffer
+		p := newProgress(&out, true, jobs)
+		p.begin(1, jobs[1])
+		out.Reset()
+		// An hour spent of a run expected to take none: no time left.
+		p.started, p.expect = time.Now().Add(-time.Hour), 0
+		p.update(tt.lp)
+		if !strings.HasPrefix(out.String(), "\r\033[K[2/2]") || !strings.Contains(out.String(), tt.want) {
+			t.Errorf("%+v drew %q; want bar %s", tt.lp, out.String(), tt.want)
+		}
+		if !strings.Contains(out.String(), "~0s left (~0s in all)") {
+			t.Errorf("%+v drew %q; want ~0s left in all after the last run", tt.lp, out.String())
+		}
+	}
+	var out bytes.Buffer
+	p := newProgress(&out, true, jobs)
+	p.begin(0, jobs[0])
+	if !strings.Contains(out.String(), "(~10.6s in all)") {
+		t.Errorf("drew %q; want the next run's 10.6s in all", out.String())
+	}
+}
