@@ -243,9 +243,13 @@ func (d *dispatcher) turn(c *cell) {
 // holds a worker, and a pool whose queue is full would wait for that worker
 // forever.
 func (d *dispatcher) finished() {
+	turns := 0
 	for {
 		for c := d.next(); c != nil; c = d.next() {
 			d.turn(c)
+			if turns++; turns%yieldEvery == 0 {
+				runtime.Gosched()
+			}
 		}
 		d.running.Add(-1)
 		// A mailbox may have joined the ready list after we looked, seen
@@ -255,6 +259,15 @@ func (d *dispatcher) finished() {
 		}
 	}
 }
+
+// yieldEvery is how many ready mailboxes' turns a worker runs in a row
+// before it lets the goroutines waiting for its P run (runtime.Gosched). A
+// worker that keeps finding mailboxes ready never blocks, so a goroutine it
+// readies (an Ask's caller, an HTTP handler) would otherwise wait until the
+// ready list empties or the runtime preempts the worker after 10 ms: the
+// actors' clients stall, then everything waits for them at once. See
+// docs/actor.md for the figures.
+const yieldEvery = 16
 
 // reacquire takes a slot back if there is room.
 func (d *dispatcher) reacquire() bool {

@@ -273,3 +273,50 @@ func TestTellAllocatesNothing(t *testing.T) {
 		t.Errorf("AllocsPerRun: got %v; want 0", got)
 	}
 }
+
+// A worker that keeps finding mailboxes ready lets the goroutines its turns
+// ready run every few turns: with one P, a goroutine woken by an actor runs
+// after a handful of turns, not after the ready list empties or the runtime
+// preempts the worker (10 ms, tens of thousands of turns here). Other load
+// on the machine can only make the count smaller.
+func TestPoolWorkerLetsWokenGoroutinesRun(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "ring", Spec: "pool:1,queue=1", Throughput: 1}))
+	const n = 8
+	var turns atomic.Int64
+	var stop atomic.Bool
+	refs := make([]Ref, n)
+	for i := range n {
+		refs[i] = spawn(t, sys, Props{Dispatcher: "ring", New: behaviour(func(c *Context, msg any) {
+			if _, ok := msg.(int); ok {
+				turns.Add(1)
+				if !stop.Load() {
+					c.Tell(refs[(i+1)%n], 0)
+				}
+			}
+		})})
+	}
+	defer stop.Store(true)
+	woken := make(chan int64)
+	signal := spawn(t, sys, Props{Dispatcher: "ring", New: behaviour(func(c *Context, msg any) {
+		if msg == "signal" {
+			woken <- turns.Load()
+		}
+	})})
+	for _, r := range refs {
+		r.Tell(0) // n tokens: the ready list is never empty
+	}
+	for turns.Load() < 1000 {
+		runtime.Gosched()
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sent := <-woken // readied by the signal's turn: its P is the worker's
+		if late := turns.Load() - sent; late > 2000 {
+			t.Errorf("the woken goroutine ran %d turns later; want at most 2000", late)
+		}
+	}()
+	signal.Tell("signal")
+	recv(t, done)
+}
