@@ -119,3 +119,34 @@ func TestAdaptiveWakesAWaiterWhenTheQueueHasRoom(t *testing.T) {
 		<-admitted
 	}
 }
+
+// TestAdaptiveCountsADroppedTaskQueuedUntilItsOnDropReturns drops a queued
+// task whose context was cancelled (the slot it waited for frees, and the
+// dispatch finds it expired) and holds its OnDrop function: until that
+// returns, the task still counts as queued, with none left in the queue
+// itself (adaptive.go, taskCounts: queue.len + unrun.len).
+func TestAdaptiveCountsADroppedTaskQueuedUntilItsOnDropReturns(t *testing.T) {
+	e := Adaptive(LimitRange(1, 1), Queue(1))
+	defer shutdown(t, e)
+	release := occupy(t, e, 1)
+	inDrop, leave := make(chan struct{}), make(chan struct{})
+	ctx, cancel := context.WithCancel(OnDrop(context.Background(), func(error) {
+		close(inDrop)
+		<-leave
+	}))
+	if err := e.Go(ctx, func(context.Context) { t.Error("the cancelled task ran") }); err != nil {
+		t.Fatalf("Go of the task to drop: %v", err)
+	}
+	cancel()
+	release() // the dispatch drops the queued task, then calls its OnDrop
+	select {
+	case <-inDrop:
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnDrop not called within 10s of the slot freeing")
+	}
+	if s := e.Stats(); s.Queued != 1 || s.Running != 0 {
+		t.Errorf("while OnDrop runs: Stats queued %d, running %d; want 1, 0", s.Queued, s.Running)
+	}
+	close(leave)
+	waitFor(t, func() bool { return e.Stats().Queued == 0 })
+}
