@@ -112,3 +112,47 @@ func TestVegasOverdueAtItsEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestVegasOverdueCountsDropsAsEnded judges a round of 8 tasks early as
+// TestVegasOverdueAtItsEdges does, with drops in place of tasks that
+// succeeded: 3 drops leave it to be judged, 4 (half) do not.
+func TestVegasOverdueCountsDropsAsEnded(t *testing.T) {
+	for _, tc := range []struct {
+		drops  int
+		judged bool
+	}{{3, true}, {4, false}} {
+		v := newVegas(8, 1, 10, 10*time.Second)
+		v.thisWindow = time.Millisecond
+		for i := 1; i <= 8; i++ {
+			v.start(time.Duration(i), 8)
+		}
+		v.drops = tc.drops
+		v.overdue(time.Second)
+		if judged := v.decided == time.Second; judged != tc.judged {
+			t.Errorf("8 of 8 started, %d dropped: judged early %v; want %v", tc.drops, judged, tc.judged)
+		}
+	}
+}
+
+// TestVegasOverdueAtTwiceTheBase judges a round of 16 tasks (limit 100)
+// early once the time since the last of them started is exactly twice the
+// base latency (100 ms, so the slack is 10 ms and 47 of 100 are estimated
+// waiting, past beta's 12), and not a nanosecond before.
+func TestVegasOverdueAtTwiceTheBase(t *testing.T) {
+	base := 100 * time.Millisecond
+	for _, tc := range []struct {
+		bound  time.Duration
+		judged bool
+	}{{2*base - 1, false}, {2 * base, true}} {
+		v := newVegas(100, 1, 100, 10*time.Second)
+		v.thisWindow = base
+		for i := 1; i <= roundSamples; i++ {
+			v.start(time.Duration(i), 100)
+		}
+		now := roundSamples + tc.bound
+		v.overdue(now)
+		if judged := v.decided == now; judged != tc.judged {
+			t.Errorf("%s since the last start, base %s: judged early %v; want %v", tc.bound, base, judged, tc.judged)
+		}
+	}
+}
