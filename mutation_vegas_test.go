@@ -156,3 +156,77 @@ func TestVegasOverdueAtTwiceTheBase(t *testing.T) {
 		}
 	}
 }
+
+// TestVegasOverdueAtBeta judges a round of 8 tasks early only once the
+// bound estimates more than beta (6 at a limit of 8) waiting: with a base of
+// 20 ms (slack 2 ms), a bound of 82 ms leaves 80 ms, 4 × the base, which
+// makes exactly 8 × 3/4 = 6 waiting, not judged; a nanosecond more is.
+func TestVegasOverdueAtBeta(t *testing.T) {
+	base := 20 * time.Millisecond
+	for _, tc := range []struct {
+		bound  time.Duration
+		judged bool
+	}{{82 * time.Millisecond, false}, {82*time.Millisecond + 1, true}} {
+		v := newVegas(8, 1, 10, 10*time.Second)
+		v.thisWindow = base
+		for i := 1; i <= 8; i++ {
+			v.start(time.Duration(i), 8)
+		}
+		now := 8 + tc.bound
+		v.overdue(now)
+		if judged := v.decided == now; judged != tc.judged {
+			t.Errorf("%s since the last start, base %s: judged early %v; want %v", tc.bound, base, judged, tc.judged)
+		}
+	}
+}
+
+// TestVegasOverdueBetaGrowsWithTheLimit judges a round of 16 tasks (limit
+// 16, so beta is 6 steps of log10(16), 7.2) against a base of 1 ms (slack
+// 1 ms): a bound of 2.5 ms estimates 16 × (1 − 1/1.5) = 5.3 waiting, under
+// beta, not judged; 3 ms estimates 8, judged.
+func TestVegasOverdueBetaGrowsWithTheLimit(t *testing.T) {
+	for _, tc := range []struct {
+		bound  time.Duration
+		judged bool
+	}{{2500 * time.Microsecond, false}, {3 * time.Millisecond, true}} {
+		v := newVegas(16, 1, 16, 10*time.Second)
+		v.thisWindow = time.Millisecond
+		for i := 1; i <= 16; i++ {
+			v.start(time.Duration(i), 16)
+		}
+		now := 16 + tc.bound
+		v.overdue(now)
+		if judged := v.decided == now; judged != tc.judged {
+			t.Errorf("%s since the last start: judged early %v; want %v", tc.bound, judged, tc.judged)
+		}
+	}
+}
+
+// TestVegasOverdueSizesTheCutByThroughput judges a round of 16 tasks
+// (limit 100, base 100 ms) early at a bound of 200 ms, the second congested
+// round in a row. With 7 tasks finished since the round began the bound is
+// the latency: 47 waiting, the limit falls to 100 − 47 + 6 = 58. From 8
+// (half a round) on, the throughput sizes it: 8 tasks in 200 ms at 100 in
+// flight is a latency of 2.5 s, 96 waiting, and the cut stops at a quarter,
+// 25.
+func TestVegasOverdueSizesTheCutByThroughput(t *testing.T) {
+	base := 100 * time.Millisecond
+	for _, tc := range []struct {
+		finished, want int
+	}{{7, 58}, {8, 25}} {
+		v := newVegas(100, 1, 100, 10*time.Second)
+		v.thisWindow = base
+		v.congested = true
+		for i := 1; i <= roundSamples; i++ {
+			v.start(time.Duration(i), 100)
+		}
+		v.finished = tc.finished
+		now := roundSamples + 2*base
+		if !v.overdue(now) {
+			t.Fatalf("%d finished: the round was not judged early, or the limit did not move", tc.finished)
+		}
+		if got := v.current(); got != tc.want {
+			t.Errorf("%d finished in the round: limit %d; want %d", tc.finished, got, tc.want)
+		}
+	}
+}
