@@ -230,3 +230,44 @@ func TestVegasOverdueSizesTheCutByThroughput(t *testing.T) {
 		}
 	}
 }
+
+// endRounds ends n rounds of used tasks in flight, drops of them dropped,
+// with median latency latency (0: all dropped), 1 ms apart, and returns the
+// limit after them.
+func endRounds(v *vegas, n, used, drops int, latency time.Duration) int {
+	for range n {
+		v.used, v.drops = used, drops
+		v.endRound(v.decided+time.Millisecond, latency)
+	}
+	return v.current()
+}
+
+// TestVegasFewTasksSkipTheDecision ends rounds in a limit of 20 that its
+// tasks leave half empty, each round with a drop: up to 6 tasks in flight
+// they skip the decision (too few for more than beta to wait), so two such
+// rounds leave the limit alone; 7 do not, and two rounds with drops cut it
+// to a step under the 7 in use. Nor do 6 that fill half a limit of 12.
+func TestVegasFewTasksSkipTheDecision(t *testing.T) {
+	for _, tc := range []struct{ limit, used, want int }{{20, 6, 20}, {20, 7, 6}, {12, 6, 5}} {
+		v := newVegas(tc.limit, 1, 20, 10*time.Second)
+		v.thisWindow = time.Millisecond
+		if got := endRounds(&v, 2, tc.used, 1, time.Millisecond); got != tc.want {
+			t.Errorf("two rounds of %d tasks with a drop each, limit %d: limit %d; want %d", tc.used, tc.limit, got, tc.want)
+		}
+	}
+}
+
+// TestVegasFewTasksAllDroppedCut ends two rounds of 2 tasks in a limit of
+// 20, every task dropped (median latency 0): few tasks do not skip the
+// decision when all of them were dropped, so the second round cuts the limit
+// to a quarter of the 2 in use, held at the minimum, 1.
+func TestVegasFewTasksAllDroppedCut(t *testing.T) {
+	v := newVegas(20, 1, 20, 10*time.Second)
+	v.thisWindow = time.Millisecond
+	if got := endRounds(&v, 1, 2, 2, 0); got != 20 || !v.congested {
+		t.Fatalf("one round of 2 tasks, both dropped: limit %d, congested %v; want 20, true", got, v.congested)
+	}
+	if got := endRounds(&v, 1, 2, 2, 0); got != 1 {
+		t.Errorf("two rounds of 2 tasks, all dropped: limit %d; want the minimum, 1", got)
+	}
+}
