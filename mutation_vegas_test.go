@@ -271,3 +271,32 @@ func TestVegasFewTasksAllDroppedCut(t *testing.T) {
 		t.Errorf("two rounds of 2 tasks, all dropped: limit %d; want the minimum, 1", got)
 	}
 }
+
+// TestVegasGrowsOnlyWhenHalfFull ends a round without queueing (latency the
+// base) in a limit of 20: 10 tasks in flight fill half of it, and the limit
+// doubles (it is under the threshold, the maximum); 9 do not, and it holds.
+func TestVegasGrowsOnlyWhenHalfFull(t *testing.T) {
+	for _, tc := range []struct{ used, want int }{{10, 40}, {9, 20}} {
+		v := newVegas(20, 1, 100, 10*time.Second)
+		v.thisWindow = time.Millisecond
+		if got := endRounds(&v, 1, tc.used, 0, time.Millisecond); got != tc.want {
+			t.Errorf("a round of %d tasks at the base latency, limit 20: limit %d; want %d", tc.used, got, tc.want)
+		}
+	}
+}
+
+// TestVegasCalmRoundsAreForgotten ends a round of 7 tasks in a limit of 20
+// at the base latency, without drops: it does not strain the limit, so the
+// window's end, at 1 s, forgets the limit: back to the maximum. (A round of
+// drops or a full limit strains it; TestVegasFewTasksAllDroppedCut.)
+func TestVegasCalmRoundsAreForgotten(t *testing.T) {
+	v := newVegas(20, 1, 100, 10*time.Second)
+	v.thisWindow = time.Millisecond
+	endRounds(&v, 1, 7, 0, time.Millisecond)
+	if v.strained {
+		t.Fatalf("a round of 7 in a limit of 20 at the base latency strained the limit")
+	}
+	if !v.observe(v.decided, time.Millisecond, time.Second, 1, succeeded) || v.current() != 100 {
+		t.Errorf("at the window's end: limit %d; want it forgotten, back to 100", v.current())
+	}
+}
