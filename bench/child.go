@@ -156,7 +156,6 @@ type stderrLog struct {
 	partial []byte
 	fatal   []string // lines starting "fatal error:", "panic:", "runtime: …"
 	tail    []string // the last tailLines lines, oldest first
-	total   int      // lines seen
 }
 
 const (
@@ -191,7 +190,6 @@ func (l *stderrLog) add(line string) {
 	if len(line) > lineLimit {
 		line = line[:lineLimit] + "…"
 	}
-	l.total++
 	if len(l.fatal) < fatalLines && isFatalLine(line) {
 		l.fatal = append(l.fatal, line)
 	}
