@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"reflect"
@@ -295,5 +297,59 @@ func TestStderrLogEdges(t *testing.T) {
 	}
 	if got := l.Fatal(); len(got) != fatalLines || got[fatalLines-1] != fmt.Sprintf("panic: %d", fatalLines-1) {
 		t.Errorf("Fatal() = %q; want the first %d", got, fatalLines)
+	}
+}
+
+// TestSamplerCountsMissedReadings: every reading of a metrics listener
+// that answers with an error is counted as missed.
+func TestSamplerCountsMissedReadings(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	s := startSampler(context.Background(), os.Getpid(), strings.TrimPrefix(srv.URL, "http://"), time.Now())
+	st := s.Stop()
+	if len(st.Samples) == 0 || st.RuntimeUnavailable != len(st.Samples) {
+		t.Errorf("%d samples, %d missed; want every one missed", len(st.Samples), st.RuntimeUnavailable)
+	}
+}
+
+// TestServeInProcessEndsWithoutError: Serve serves the scenario and its
+// metrics, and returns nil once ctx ends: the executor's shutdown and the
+// metrics listener's close are not errors.
+func TestServeInProcessEndsWithoutError(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &lineWatcher{found: make(chan [2]string, 1)}
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, ServeConfig{Scenario: "test-ok", Model: "pool:2", Scenarios: testCatalogue()}, w)
+	}()
+	var addrs [2]string
+	select {
+	case addrs = <-w.found:
+	case err := <-done:
+		t.Fatalf("Serve returned %v before listening", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve not listening after 30 s")
+	}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	for _, url := range []string{"http://" + addrs[0] + "/", "http://" + addrs[1] + "/"} {
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || len(body) == 0 {
+			t.Errorf("GET %s: %s %q; want 200 and a body", url, resp.Status, body)
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve returned %v after ctx ended; want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve still serving 30 s after ctx ended")
 	}
 }
