@@ -135,6 +135,9 @@ func TestRunHoldsIdleConnections(t *testing.T) {
 		if i.RSSBefore == 0 || i.RSSWithIdle == 0 || i.GoroutinesBefore == 0 || i.ThreadsWithIdle == 0 {
 			t.Errorf("%s: idle stats %+v; want the server's RSS, goroutines and threads read", r.Model, i)
 		}
+		if want := (float64(i.RSSWithIdle) - float64(i.RSSBefore)) / float64(i.Held); i.RSSPerConn != want {
+			t.Errorf("%s: %.0f bytes per idle connection; want (%d - %d) / %d = %.0f", r.Model, i.RSSPerConn, i.RSSWithIdle, i.RSSBefore, i.Held, want)
+		}
 		grew := int64(i.GoroutinesWithIdle) - int64(i.GoroutinesBefore)
 		if engine, _ := splitModel(r.Model); (engine == "std") != (grew >= 20) {
 			t.Errorf("%s: goroutines %d → %d; want 20 more on std (one per connection), fewer on nbio",
