@@ -300,3 +300,43 @@ func TestVegasCalmRoundsAreForgotten(t *testing.T) {
 		t.Errorf("at the window's end: limit %d; want it forgotten, back to 100", v.current())
 	}
 }
+
+// TestVegasDecideAtBeta ends single rounds against a base of 1 ms (slack
+// 1 ms) with more than beta waiting or not, with and without a drop, after a
+// congested round or not, and checks the limit, whether the round was
+// judged congested, and whether it strained the limit. 8 tasks at 5 ms
+// estimate 8 × 3/4 = 6 waiting, exactly beta (6 steps of 1); 12 at 3 ms
+// estimate 6, under beta there (6 steps of log10(12), 6.5) but over 6/step.
+// 100 at 20 ms estimate 95: a second such round cuts to where alpha would
+// wait, 100 − 95 + 6 = 11, with a drop, and at most to a quarter without.
+func TestVegasDecideAtBeta(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name                 string
+		limit, used, drops   int
+		latency              time.Duration
+		congested, probing   bool
+		want                 int
+		congestedAfter, strn bool
+	}{
+		{"8 of 20, beta waiting", 20, 8, 0, 5 * ms, false, false, 20, false, false},
+		{"8 of 20, beta waiting, again, with a drop", 20, 8, 1, 5 * ms, true, false, 7, false, true},
+		{"8 of 20, beta waiting, again", 20, 8, 0, 5 * ms, true, false, 20, false, false},
+		{"12 of 30, 6 waiting", 30, 12, 0, 3 * ms, false, false, 30, false, false},
+		{"12 of 30, 6 waiting, again, with a drop", 30, 12, 1, 3 * ms, true, false, 10, false, true},
+		{"8 of 20, 7 waiting, with a drop", 20, 8, 1, 9 * ms, false, false, 20, true, true},
+		{"100 of 100, 95 waiting, again", 100, 100, 0, 20 * ms, true, false, 25, false, true},
+		{"100 of 100, 95 waiting, again, with a drop", 100, 100, 1, 20 * ms, true, false, 11, false, true},
+		{"probing, half full", 20, 10, 0, ms, false, true, 40, false, true},
+		{"probing, at the maximum", 100, 100, 0, ms, false, true, 100, false, true},
+	} {
+		v := newVegas(tc.limit, 1, 100, 10*time.Second)
+		v.thisWindow = ms
+		v.congested, v.probing = tc.congested, tc.probing
+		got := endRounds(&v, 1, tc.used, tc.drops, tc.latency)
+		if got != tc.want || v.congested != tc.congestedAfter || v.strained != tc.strn {
+			t.Errorf("%s: limit %d, congested %v, strained %v; want %d, %v, %v",
+				tc.name, got, v.congested, v.strained, tc.want, tc.congestedAfter, tc.strn)
+		}
+	}
+}
