@@ -308,7 +308,9 @@ func TestVegasCalmRoundsAreForgotten(t *testing.T) {
 // estimate 8 × 3/4 = 6 waiting, exactly beta (6 steps of 1); 12 at 3 ms
 // estimate 6, under beta there (6 steps of log10(12), 6.5) but over 6/step.
 // 100 at 20 ms estimate 95: a second such round cuts to where alpha would
-// wait, 100 − 95 + 6 = 11, with a drop, and at most to a quarter without.
+// wait, 100 − 95 + 6 = 11, with a drop, and at most to a quarter without;
+// 100 at 3 ms estimate 50, and a second round cuts to 100 − 50 + 6 = 56.
+// 2 at 3 ms estimate 1, a step: a full limit under the threshold doubles.
 func TestVegasDecideAtBeta(t *testing.T) {
 	ms := time.Millisecond
 	for _, tc := range []struct {
@@ -327,6 +329,8 @@ func TestVegasDecideAtBeta(t *testing.T) {
 		{"8 of 20, 7 waiting, with a drop", 20, 8, 1, 9 * ms, false, false, 20, true, true},
 		{"100 of 100, 95 waiting, again", 100, 100, 0, 20 * ms, true, false, 25, false, true},
 		{"100 of 100, 95 waiting, again, with a drop", 100, 100, 1, 20 * ms, true, false, 11, false, true},
+		{"100 of 100, 50 waiting, again", 100, 100, 0, 3 * ms, true, false, 56, false, true},
+		{"2 of 4, 1 waiting", 4, 2, 0, 3 * ms, false, false, 8, false, true},
 		{"probing, half full", 20, 10, 0, ms, false, true, 40, false, true},
 		{"probing, at the maximum", 100, 100, 0, ms, false, true, 100, false, true},
 	} {
