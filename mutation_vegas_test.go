@@ -310,7 +310,10 @@ func TestVegasCalmRoundsAreForgotten(t *testing.T) {
 // 100 at 20 ms estimate 95: a second such round cuts to where alpha would
 // wait, 100 − 95 + 6 = 11, with a drop, and at most to a quarter without;
 // 100 at 3 ms estimate 50, and a second round cuts to 100 − 50 + 6 = 56.
-// 2 at 3 ms estimate 1, a step: a full limit under the threshold doubles.
+// 2 at 3 ms estimate 1, a step: a full limit under the threshold doubles;
+// 4 at 5 ms estimate 3, alpha, at which a full limit no longer grows; 50
+// at 2.087 ms estimate 4, under alpha there (3 steps of log10(50), 5.1),
+// and the limit grows by a step.
 func TestVegasDecideAtBeta(t *testing.T) {
 	ms := time.Millisecond
 	for _, tc := range []struct {
@@ -331,6 +334,8 @@ func TestVegasDecideAtBeta(t *testing.T) {
 		{"100 of 100, 95 waiting, again, with a drop", 100, 100, 1, 20 * ms, true, false, 11, false, true},
 		{"100 of 100, 50 waiting, again", 100, 100, 0, 3 * ms, true, false, 56, false, true},
 		{"2 of 4, 1 waiting", 4, 2, 0, 3 * ms, false, false, 8, false, true},
+		{"4 of 4, 3 waiting", 4, 4, 0, 5 * ms, false, false, 4, false, true},
+		{"50 of 50, 4 waiting", 50, 50, 0, 2087 * time.Microsecond, false, false, 51, false, true},
 		{"probing, half full", 20, 10, 0, ms, false, true, 40, false, true},
 		{"probing, at the maximum", 100, 100, 0, ms, false, true, 100, false, true},
 	} {
