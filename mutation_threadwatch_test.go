@@ -3,6 +3,7 @@ package loom
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 // TestThreadWatchStartsAtItsMarksEdges starts watches whose marks lie
@@ -20,6 +21,22 @@ func TestThreadWatchStartsAtItsMarksEdges(t *testing.T) {
 		}
 		if err := w.Close(); err != nil {
 			t.Errorf("Close() = %v", err)
+		}
+	}
+}
+
+// TestThreadWatchReadsLessOftenFarBelowItsMark reads the thread count once
+// with a high-water mark of the whole limit, which the test process is far
+// below: the next read is 10 intervals away, the interval being Every or,
+// when 0, a millisecond (threadwatch.go, check: every == 0, count < high/2).
+func TestThreadWatchReadsLessOftenFarBelowItsMark(t *testing.T) {
+	for _, tc := range []struct{ every, want time.Duration }{
+		{0, 10 * time.Millisecond},
+		{3 * time.Millisecond, 30 * time.Millisecond},
+	} {
+		w := &ThreadWatch{High: 1, Every: tc.every}
+		if got := w.check(newThreadSamples()); got != tc.want {
+			t.Errorf("check with Every %s, far below the mark (%+v): next read in %s; want %s", tc.every, w.Stats(), got, tc.want)
 		}
 	}
 }
