@@ -41,7 +41,7 @@ func newBenchCmd() *cobra.Command {
 			return runBench(cmd.Context(), cmd, f, args)
 		},
 	}
-	cmd.Flags().BoolVar(&f.quick, "quick", false, "run a short version of every scenario (under 2 minutes on 2 cores)")
+	cmd.Flags().BoolVar(&f.quick, "quick", false, "run a short version of every scenario (about 3 minutes on 2 cores)")
 	cmd.Flags().StringVar(&f.models, "models", "", "execution models to compare, e.g. virtual,nbio/pool:16,limit:1000,queue=100; a model runs on net/http unless it names the engine nbio/ (default: each scenario's)")
 	cmd.Flags().BoolVar(&f.list, "list", false, "list the scenarios with their load and limit, and exit")
 	cmd.Flags().StringVar(&f.out, "out", "", "write results.json, report.md and report.html into this directory")
