@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/internal/webtest"
 )
 
 // TestStaticRefusesNUL checks the guard itself: the MapFS holds a name with
@@ -274,31 +275,9 @@ func TestWriteTimeoutRestartsOnProgress(t *testing.T) {
 	url, _ := serveApp(t, app)
 
 	for _, path := range []string{"/big", "/files/big.bin"} {
-		conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tcp, ok := conn.(*net.TCPConn); ok {
-			_ = tcp.SetReadBuffer(64 << 10)
-		}
-		if _, err := io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"); err != nil {
-			t.Fatal(err)
-		}
 		// About 3.8 s in all at 64 KiB per 20 ms; every pause is far below the timeout.
-		start := time.Now()
-		buf := make([]byte, 64<<10)
-		var got int
-		for {
-			n, err := conn.Read(buf)
-			got += n
-			if err != nil {
-				break
-			}
-			time.Sleep(pause)
-		}
-		conn.Close()
-		if got < size {
-			t.Errorf("GET %s: read %d bytes in %v; want the whole %d-byte body and its headers", path, got, time.Since(start), size)
+		if got, took := webtest.ReadSlowly(t, url, path, pause); got < size {
+			t.Errorf("GET %s: read %d bytes in %v; want the whole %d-byte body and its headers", path, got, took, size)
 		}
 	}
 }

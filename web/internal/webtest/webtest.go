@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -109,4 +110,35 @@ func GetAsync(client *http.Client, url string) <-chan Result {
 		got <- Result{resp.StatusCode, string(b), err}
 	}()
 	return got
+}
+
+// ReadSlowly sends GET path to the server at url (http://host:port) on a
+// connection of its own with a 64 KiB receive buffer, and reads the answer
+// 64 KiB at a time, sleeping pause between reads, until the server closes
+// the connection. It returns how many bytes arrived, head included, and how
+// long that took: a slow client that never stops reading, for write-timeout
+// tests.
+func ReadSlowly(t *testing.T, url, path string, pause time.Duration) (got int, took time.Duration) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		_ = tcp.SetReadBuffer(64 << 10)
+	}
+	if _, err := io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := conn.Read(buf)
+		got += n
+		if err != nil {
+			return got, time.Since(start)
+		}
+		time.Sleep(pause)
+	}
 }
