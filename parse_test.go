@@ -94,6 +94,7 @@ func TestParseErrors(t *testing.T) {
 		{"", "no executor kind"},
 		{"elastic", `unknown executor kind "elastic" (known: virtual, pool, threads, thread-per-task, limit, adaptive)`},
 		{"adaptive:4", "adaptive takes no count"},
+		{"adaptive:min=5", `adaptive takes no count, got :"min=5"; options follow a comma, as in "adaptive,queue=100"`},
 		{"pool", `pool needs a workers count`},
 		{"pool:x", `parse executor spec "pool:x": workers: "x" is not a number: invalid syntax`},
 		{"pool:0", "workers: 0 is not positive"},

@@ -242,6 +242,9 @@ func parseSpec(spec string) (Spec, error) {
 		return s, fmt.Errorf("unknown executor kind of %d bytes (known: %s)", len(s.Kind), kindNames())
 	case k == nil:
 		return s, fmt.Errorf("unknown executor kind %q (known: %s)", s.Kind, kindNames())
+	case k.count == "" && hasCount && strings.Contains(count, "="):
+		// "adaptive:min=5": options after a colon, not a comma.
+		return s, fmt.Errorf("%s takes no count, got :%s; options follow a comma, as in %q", s.Kind, quotePart(strings.TrimSpace(count)), string(s.Kind)+",queue=100")
 	case k.count == "" && hasCount:
 		return s, fmt.Errorf("%s takes no count, got :%s", s.Kind, quotePart(strings.TrimSpace(count)))
 	case k.count != "" && !hasCount:
