@@ -68,22 +68,7 @@ func TestParseResponseEdges(t *testing.T) {
 		{name: "transfer-encoding not last chunked", in: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\nrest", status: 200, body: "rest", close: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, body, n, err := parse(tc.in, false)
-			if tc.status == 0 {
-				if err == nil {
-					t.Fatalf("parse succeeded with status %d body %q; want an error", h.status, body)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("parse: %v", err)
-			}
-			if h.status != tc.status || body != tc.body || h.close != tc.close {
-				t.Errorf("got status %d body %q close %v; want %d %q %v", h.status, body, h.close, tc.status, tc.body, tc.close)
-			}
-			if n != int64(len(tc.in)) {
-				t.Errorf("counted %d bytes; want %d", n, len(tc.in))
-			}
+			checkParse(t, tc.in, false, tc.status == 0, tc.status, tc.body, tc.close)
 		})
 	}
 }

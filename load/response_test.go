@@ -61,23 +61,31 @@ func TestParseResponse(t *testing.T) {
 		{name: "empty", in: "", wantError: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, body, n, err := parse(tc.in, tc.head)
-			if tc.wantError {
-				if err == nil {
-					t.Fatalf("parse succeeded with status %d; want an error", h.status)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("parse: %v", err)
-			}
-			if h.status != tc.status || body != tc.body || h.close != tc.close {
-				t.Errorf("got status %d body %q close %v; want %d %q %v", h.status, body, h.close, tc.status, tc.body, tc.close)
-			}
-			if n != int64(len(tc.in)) {
-				t.Errorf("counted %d bytes; want %d", n, len(tc.in))
-			}
+			checkParse(t, tc.in, tc.head, tc.wantError, tc.status, tc.body, tc.close)
 		})
+	}
+}
+
+// checkParse parses in (the answer to a HEAD request when head is set) and
+// wants an error when wantError is set; else the status, body and close
+// given, with every byte of in counted.
+func checkParse(t *testing.T, in string, head, wantError bool, status int, body string, close bool) {
+	t.Helper()
+	h, gotBody, n, err := parse(in, head)
+	if wantError {
+		if err == nil {
+			t.Fatalf("parse succeeded with status %d body %q; want an error", h.status, gotBody)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if h.status != status || gotBody != body || h.close != close {
+		t.Errorf("got status %d body %q close %v; want %d %q %v", h.status, gotBody, h.close, status, body, close)
+	}
+	if n != int64(len(in)) {
+		t.Errorf("counted %d bytes; want %d", n, len(in))
 	}
 }
 
