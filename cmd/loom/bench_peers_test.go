@@ -62,19 +62,7 @@ func TestBenchPeersFlagContradictions(t *testing.T) {
 		{[]string{"cpu", "--quick", "--peers", "--models", "virtual"}, []string{"--peers", "cpu"}},
 		{[]string{"actor-echo", "--quick", "--peers=false", "--models", "nbio/virtual"}, []string{"actor-echo", "nbio/virtual"}},
 	} {
-		stderr, err := execBench(t, tc.args...)
-		if err == nil {
-			t.Errorf("loom bench %q: accepted; want an error naming %q", tc.args, tc.want)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("loom bench %q: %v; want it to name %q", tc.args, err, w)
-			}
-		}
-		if stderr != "" {
-			t.Errorf("loom bench %q printed %q before failing; want no run or build started", tc.args, stderr)
-		}
+		wantRefused(t, tc.args, tc.want)
 	}
 }
 

@@ -124,19 +124,26 @@ func TestBenchRefusesBadFlagsBeforeRunning(t *testing.T) {
 		// Unwritable even for root: nothing can be created under a file.
 		{[]string{"--models", "virtual", "--out", filepath.Join(file, "sub")}, []string{"--out", "not a directory"}},
 	} {
-		stderr, err := execBench(t, append(append([]string(nil), run...), tc.args...)...)
-		if err == nil {
-			t.Errorf("loom bench %q: accepted; want an error naming %q", tc.args, tc.want)
-			continue
+		wantRefused(t, append(append([]string(nil), run...), tc.args...), tc.want)
+	}
+}
+
+// wantRefused runs `loom bench args...` and wants an error naming each of
+// want, with nothing printed before it: no run or build started.
+func wantRefused(t *testing.T, args, want []string) {
+	t.Helper()
+	stderr, err := execBench(t, args...)
+	if err == nil {
+		t.Errorf("loom bench %q: accepted; want an error naming %q", args, want)
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("loom bench %q: %v; want it to name %q", args, err, w)
 		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("loom bench %q: %v; want it to name %q", tc.args, err, w)
-			}
-		}
-		if stderr != "" {
-			t.Errorf("loom bench %q printed %q before failing; want no run started", tc.args, stderr)
-		}
+	}
+	if stderr != "" {
+		t.Errorf("loom bench %q printed %q before failing; want no run or build started", args, stderr)
 	}
 }
 
