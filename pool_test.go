@@ -305,3 +305,52 @@ func TestPoolWakesParkedWorker(t *testing.T) {
 		})
 	}
 }
+
+// A worker that keeps finding tasks queued lets the goroutines its tasks
+// ready run every yieldEvery tasks. On one P, a goroutine readied by a task
+// would otherwise wait for the runtime to preempt the worker (10 ms, some
+// hundred thousand of these tasks).
+func TestPoolWorkerYieldsWhileTasksQueue(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p := Pool(1, Queue(64))
+	defer p.Shutdown(context.Background())
+	var ran atomic.Int64
+	var stop atomic.Bool
+	var again Task
+	again = func(context.Context) {
+		ran.Add(1)
+		if !stop.Load() {
+			// Not the task's ctx: it ends when the task returns.
+			if err := p.Go(context.Background(), again); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer stop.Store(true)
+	for range 4 { // four tasks that queue themselves again: never empty
+		if err := p.Go(context.Background(), again); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for ran.Load() < 1000 {
+		runtime.Gosched()
+	}
+	woken := make(chan int64)
+	done := make(chan int64)
+	go func() {
+		sent := <-woken
+		done <- ran.Load() - sent
+	}()
+	runtime.Gosched() // the goroutine waits on woken
+	if err := p.Go(context.Background(), func(context.Context) { woken <- ran.Load() }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case late := <-done:
+		if late > 10*yieldEvery {
+			t.Errorf("the readied goroutine ran %d tasks later; want at most %d", late, 10*yieldEvery)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the readied goroutine never ran")
+	}
+}
