@@ -72,6 +72,7 @@ type cell struct {
 	restarts   []time.Time
 	watchers   map[*cell]struct{}
 	woken      []*cell // mailboxes this turn woke, to schedule when Receive returns
+	handoff    *cell   // a mailbox this turn woke, to run next on its goroutine (see handOff)
 }
 
 // System messages.
@@ -93,27 +94,33 @@ type (
 var poisonPill = &poison{}
 
 // turn handles messages until the budget is spent or nothing is left, then
-// goes idle, unless a message came meanwhile.
-func (c *cell) turn() {
+// goes idle, unless a message came meanwhile. It returns the mailbox the
+// turn handed off (see dispatcher.handsOff), whose turn the caller must run
+// or schedule; nil if none.
+func (c *cell) turn() (next *cell) {
 	c.budget = c.disp.throughput
 	for c.process() {
 		// A message failed; the supervisor has decided. Go on.
 	}
+	// Taken before release: once the mailbox is idle, another turn of it
+	// may start on another goroutine.
+	next, c.handoff = c.handoff, nil
 	c.release()
+	return next
 }
 
 // release sets the mailbox idle and schedules it again if a message is
 // waiting that the turn may handle. Once the status is idle another turn may
 // start at once, so what release reads afterwards it took before: the
-// queues' stub nodes (a node's link is atomic; if the node has been taken and
-// reused meanwhile, the worst is a turn that finds nothing to do) and
-// whether user messages may run.
+// queues' stub nodes, which it compares with their tails (it never reads a
+// node, which that turn may take and reuse), and whether user messages may
+// run.
 func (c *cell) release() {
 	userHeld := c.state == stopping || (c.state == alive && c.suspended)
 	user, system := c.user.head, c.system.head
 	c.status.Store(idle)
-	if system.next.Load() == nil && (userHeld || user.next.Load() == nil) {
-		return // a message linked from now on is the sender's to schedule
+	if !c.system.pushedAfter(system) && (userHeld || !c.user.pushedAfter(user)) {
+		return // a message pushed from now on is the sender's to schedule
 	}
 	if c.status.CompareAndSwap(idle, scheduled) {
 		c.disp.schedule(c)
@@ -130,13 +137,13 @@ func (c *cell) process() (failed bool) {
 			failed = true
 		}
 		// Whatever happened, a mailbox this turn woke must run.
-		c.scheduleWoken()
+		c.scheduleWoken(true)
 	}()
 	for c.budget > 0 {
 		if m, _, ok := c.system.pop(&c.free); ok {
 			c.handleSystem(m)
 			if len(c.woken) != 0 {
-				c.scheduleWoken()
+				c.scheduleWoken(true)
 			}
 			continue
 		}
@@ -163,7 +170,14 @@ func (c *cell) process() (failed bool) {
 		c.actor.Receive(&c.ctx, msg)
 		c.ctx.sender, c.ctx.msg = nil, nil
 		if len(c.woken) != 0 {
-			c.scheduleWoken()
+			c.scheduleWoken(true)
+		}
+		if c.handoff != nil && !c.disp.handsOff() {
+			// A worker has come free: the handoff runs there now rather
+			// than after the rest of this turn.
+			w := c.handoff
+			c.handoff = nil
+			w.disp.schedule(w)
 		}
 	}
 	return false
@@ -182,7 +196,7 @@ func (c *cell) abandon() {
 		c.drainAbandoned()
 		user, system := c.user.head, c.system.head
 		c.status.Store(idle)
-		again = (system.next.Load() != nil || user.next.Load() != nil) && c.status.CompareAndSwap(idle, scheduled)
+		again = (c.system.pushedAfter(system) || c.user.pushedAfter(user)) && c.status.CompareAndSwap(idle, scheduled)
 	}
 }
 
@@ -199,7 +213,7 @@ func (c *cell) drainAbandoned() {
 			// signals, whose panics are logged, and no supervision.
 			c.handleSystem(m)
 		}
-		c.scheduleWoken()
+		c.scheduleWoken(false)
 		if !c.deadLetterNext() {
 			break
 		}

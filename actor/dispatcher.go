@@ -77,14 +77,19 @@ func executorFor(name, fallback string) (loom.Executor, error) {
 // dispatcher is a Dispatcher at work. Turns go to the executor without
 // waiting: an executor with a bounded queue (a pool) would otherwise block a
 // turn that wakes another mailbox while every worker does the same, and
-// nothing would run again. So at most limit turns (the executor's workers
-// plus its queue) are handed over at once; the mailboxes beyond wait in the
+// nothing would run again. So at most limit turns, one per worker of the
+// executor, are handed over at once; the mailboxes beyond wait in the
 // dispatcher's ready list, and a finishing turn runs the next of them.
+//
+// The executor's own queue is left empty but for a moment: a turn queued
+// there would wait behind workers that keep running the ready list, for as
+// long as it stays full. With a turn per worker, a turn handed over while a
+// worker is still leaving its task waits for that worker alone.
 type dispatcher struct {
 	name       string
 	exec       loom.Executor
 	throughput int
-	limit      int64 // 0: the executor never waits (virtual)
+	limit      int64 // the executor's workers; 0: it never waits (virtual)
 	blocking   bool
 
 	_       [64]byte
@@ -94,6 +99,7 @@ type dispatcher struct {
 	mu      sync.Mutex
 	first   *cell
 	last    *cell
+	closed  bool // under mu: shut down; the ready list takes no more
 }
 
 func newDispatcher(d Dispatcher, exec loom.Executor) *dispatcher {
@@ -104,7 +110,7 @@ func newDispatcher(d Dispatcher, exec loom.Executor) *dispatcher {
 	}
 	disp := &dispatcher{name: d.Name, exec: exec, throughput: t, blocking: d.Blocking}
 	if st.Workers > 0 {
-		disp.limit = int64(st.Workers + st.QueueCapacity)
+		disp.limit = int64(st.Workers)
 	}
 	return disp
 }
@@ -127,6 +133,12 @@ func (d *dispatcher) schedule(c *cell) {
 		}
 	}
 	d.mu.Lock()
+	if d.closed {
+		// No worker will come for it: see shutdown.
+		d.mu.Unlock()
+		c.abandon()
+		return
+	}
 	if d.last == nil {
 		d.first = c
 	} else {
@@ -186,19 +198,61 @@ func (d *dispatcher) submit(c *cell) {
 		d.dropped(c)
 		return
 	}
-	d.turn(c)
-	if d.limit != 0 {
-		d.finished()
+	d.run(c)
+}
+
+// run is the task of c's turns: the turn and those it hands off, then the
+// ready mailboxes waiting for room, on the same goroutine.
+func (d *dispatcher) run(c *cell) {
+	if d.limit == 0 {
+		// Nothing to hand off or wait for. The turn runs one frame up
+		// from the task: a virtual turn's goroutine is new, and a deeper
+		// stack would outgrow its first and be copied on every turn.
+		d.turn(c)
+		return
+	}
+	d.finished(d.chain(c, 0))
+}
+
+// chain runs c's turn, then the turn it handed off (handsOff), and so on,
+// at most handoffRun turns in a row; a handoff beyond them is scheduled like
+// any woken mailbox, behind those waiting. turns counts the turns this
+// goroutine has run in a row, for yieldEvery; chain returns it, updated.
+func (d *dispatcher) chain(c *cell, turns int) int {
+	for run := 1; ; run++ {
+		next := d.turn(c)
+		if turns++; turns%yieldEvery == 0 {
+			runtime.Gosched()
+		}
+		if next == nil {
+			return turns
+		}
+		if run == handoffRun {
+			d.schedule(next)
+			return turns
+		}
+		c = next
 	}
 }
 
-// run is the task of c's turns: the turn, then the ready mailboxes waiting
-// for room, on the same goroutine.
-func (d *dispatcher) run(c *cell) {
-	d.turn(c)
-	if d.limit != 0 {
-		d.finished()
-	}
+// handoffRun is how many turns one goroutine runs in a row by handing off,
+// at most, before the mailbox it would run next waits its turn behind the
+// others ready: a pair of actors that keep waking each other would otherwise
+// keep a worker to themselves.
+const handoffRun = 16
+
+// handsOff reports whether a turn may keep a mailbox of this dispatcher
+// that it woke, to run it next on the same goroutine (cell.turn returns it)
+// rather than scheduling it. That is so while every worker of a pool is busy:
+// the mailbox would only wait in the executor's queue or the ready list, and
+// run on whichever worker came free, so its messages (written by this turn,
+// in this core's cache) and its own state would move between cores. With a
+// worker idle it is scheduled, to run beside this turn. Only a pool's
+// dispatcher hands off: a virtual one's goroutines get the same from the Go
+// scheduler, which runs a goroutine readied by another next on its P; a
+// blocking one's turns run inside loom.Blocking.
+func (d *dispatcher) handsOff() bool {
+	return d.limit != 0 && !d.blocking && d.running.Load() >= d.limit
 }
 
 // dropped is what the executor calls (loom.OnDrop) for a turn of c it
@@ -225,31 +279,28 @@ func (d *dispatcher) dropped(c *cell) {
 	}
 }
 
-// turn runs a turn of c, inside loom.Blocking for a Blocking dispatcher. A
-// turn that Blocking refuses (SetBlockingLimit's Reject) runs all the same:
-// its mailbox holds the turn and nothing else would run it.
-func (d *dispatcher) turn(c *cell) {
+// turn runs a turn of c, inside loom.Blocking for a Blocking dispatcher,
+// and returns the mailbox it handed off. A turn that Blocking refuses
+// (SetBlockingLimit's Reject) runs all the same: its mailbox holds the turn
+// and nothing else would run it.
+func (d *dispatcher) turn(c *cell) *cell {
 	if !d.blocking {
-		c.turn()
-		return
+		return c.turn()
 	}
 	if err := loom.Blocking(context.Background(), c.turnFunc); err != nil {
 		c.turn()
 	}
+	return nil // a blocking dispatcher does not hand off
 }
 
 // finished ends a counted turn: the ready mailboxes run in its place, on
 // this goroutine. It never hands a turn to the executor: its own task still
 // holds a worker, and a pool whose queue is full would wait for that worker
-// forever.
-func (d *dispatcher) finished() {
-	turns := 0
+// forever. turns is how many turns the goroutine has run in a row.
+func (d *dispatcher) finished(turns int) {
 	for {
 		for c := d.next(); c != nil; c = d.next() {
-			d.turn(c)
-			if turns++; turns%yieldEvery == 0 {
-				runtime.Gosched()
-			}
+			turns = d.chain(c, turns)
 		}
 		d.running.Add(-1)
 		// A mailbox may have joined the ready list after we looked, seen
@@ -260,13 +311,12 @@ func (d *dispatcher) finished() {
 	}
 }
 
-// yieldEvery is how many ready mailboxes' turns a worker runs in a row
-// before it lets the goroutines waiting for its P run (runtime.Gosched). A
-// worker that keeps finding mailboxes ready never blocks, so a goroutine it
-// readies (an Ask's caller, an HTTP handler) would otherwise wait until the
-// ready list empties or the runtime preempts the worker after 10 ms: the
-// actors' clients stall, then everything waits for them at once. See
-// docs/actor.md for the figures.
+// yieldEvery is how many turns a worker runs in a row before it lets the
+// goroutines waiting for its P run (runtime.Gosched). A worker that keeps
+// finding mailboxes ready never blocks, so a goroutine it readies (an Ask's
+// caller, an HTTP handler) would otherwise wait until the ready list empties
+// or the runtime preempts the worker after 10 ms: the actors' clients stall,
+// then everything waits for them at once. See docs/actor.md for the figures.
 const yieldEvery = 16
 
 // reacquire takes a slot back if there is room.
@@ -282,8 +332,20 @@ func (d *dispatcher) reacquire() bool {
 	}
 }
 
+// shutdown shuts the executor down. The mailboxes still in the ready list
+// then wait for a worker that may never come (Shutdown gave up while a turn
+// held every worker): they are killed, as dropped says, on this goroutine,
+// and so is every mailbox scheduled from then on that finds no room (the
+// others find the executor closed).
 func (d *dispatcher) shutdown(ctx context.Context) error {
-	if err := d.exec.Shutdown(ctx); err != nil {
+	err := d.exec.Shutdown(ctx)
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	for c := d.next(); c != nil; c = d.next() {
+		c.abandon()
+	}
+	if err != nil {
 		return fmt.Errorf("dispatcher %s: %w", d.name, err)
 	}
 	return nil

@@ -320,3 +320,166 @@ func TestPoolWorkerLetsWokenGoroutinesRun(t *testing.T) {
 	signal.Tell("signal")
 	recv(t, done)
 }
+
+// sharedDispatcher returns the System's dispatcher called name.
+func sharedDispatcher(sys *System, name string) *dispatcher {
+	sys.mu.Lock()
+	defer sys.mu.Unlock()
+	return sys.shared[name]
+}
+
+// While every worker is busy, a mailbox that a turn wakes runs next on the
+// turn's goroutine (handed off), ahead of the mailboxes already waiting in
+// the ready list. Scheduled like the others, it would run after them.
+func TestPoolTurnHandsOffTheMailboxItWakes(t *testing.T) {
+	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "one", Spec: "pool:1"}))
+	var mu sync.Mutex
+	var order []string
+	rec := func(name string) Ref {
+		return spawn(t, sys, Props{Dispatcher: "one", New: behaviour(func(c *Context, msg any) {
+			if msg == "hello" {
+				mu.Lock()
+				order = append(order, name)
+				mu.Unlock()
+			}
+		})})
+	}
+	woken, waiting := rec("woken"), rec("waiting")
+	entered, gate := make(chan struct{}), make(chan struct{})
+	waker := spawn(t, sys, Props{Dispatcher: "one", New: behaviour(func(c *Context, msg any) {
+		if msg == "go" {
+			close(entered)
+			<-gate
+			c.Tell(woken, "hello")
+		}
+	})})
+	waker.Tell("go")
+	recv(t, entered)
+	waiting.Tell("hello") // the only worker is busy: into the ready list
+	close(gate)
+	waker.Stop() // its turn has sent hello to woken once it has stopped
+	waitDone(t, waker)
+	for _, r := range []Ref{woken, waiting} {
+		r.Stop()
+		waitDone(t, r)
+	}
+	if got := strings.Join(order, " "); got != "woken waiting" {
+		t.Errorf("order: %s; want woken waiting (the woken mailbox handed off)", got)
+	}
+}
+
+// A pair of actors that wake each other run by handoff at most handoffRun
+// turns in a row once another mailbox waits: then the pair waits its turn.
+func TestHandoffRunIsBounded(t *testing.T) {
+	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "one", Spec: "pool:1", Throughput: 1}))
+	var turns atomic.Int64
+	var stop atomic.Bool
+	defer stop.Store(true)
+	var ping, pong Ref
+	bounce := func(other *Ref) func() Actor {
+		return behaviour(func(c *Context, msg any) {
+			if msg == "ball" && !stop.Load() {
+				turns.Add(1)
+				c.Tell(*other, "ball")
+			}
+		})
+	}
+	ping = spawn(t, sys, Props{Dispatcher: "one", New: bounce(&pong)})
+	pong = spawn(t, sys, Props{Dispatcher: "one", New: bounce(&ping)})
+	ran := make(chan int64, 1)
+	other := spawn(t, sys, Props{Dispatcher: "one", New: behaviour(func(c *Context, msg any) {
+		if msg == "hello" {
+			ran <- turns.Load()
+		}
+	})})
+	ping.Tell("ball")
+	for turns.Load() < 1000 {
+		time.Sleep(time.Millisecond)
+	}
+	other.Tell("hello")
+	// Read after the Tell: turns the pair ran before other was listed only
+	// make late smaller.
+	listed := turns.Load()
+	if late := recv(t, ran) - listed; late > handoffRun {
+		t.Errorf("the pair ran %d turns after another mailbox was ready; want at most %d", late, handoffRun)
+	}
+}
+
+// A turn keeps what it wakes only while no worker is idle: with one idle, the
+// woken mailbox runs there at once, beside the turn. Here the turn waits for
+// the mailbox it woke, which would wait for the turn if handed off.
+func TestNoHandoffWhileAWorkerIsIdle(t *testing.T) {
+	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "two", Spec: "pool:2"}))
+	answered, waited := make(chan struct{}), make(chan struct{})
+	woken := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {
+		if msg == "ping" {
+			close(answered)
+		}
+	})})
+	waker := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {
+		switch msg {
+		case "tell":
+			c.Tell(woken, "ping")
+		case "wait":
+			recv(t, answered)
+			close(waited)
+		}
+	})})
+	driver := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {
+		if msg == "go" {
+			// Both queued before waker's turn starts, so one turn
+			// handles them.
+			c.Tell(waker, "tell")
+			c.Tell(waker, "wait")
+		}
+	})})
+	driver.Tell("go")
+	recv(t, waited)
+}
+
+// A handoff held by a turn that goes on moves to a worker that comes free
+// meanwhile, at the next message, rather than waiting for the turn's end.
+// Here the turn then waits for the mailbox it woke.
+func TestHandoffMovesToAFreedWorker(t *testing.T) {
+	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "two", Spec: "pool:2"}))
+	entered, gate := make(chan struct{}), make(chan struct{})
+	blocker := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {
+		if msg == "block" {
+			close(entered)
+			<-gate
+		}
+	})})
+	answered, waited := make(chan struct{}), make(chan struct{})
+	woken := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {
+		if msg == "ping" {
+			close(answered)
+		}
+	})})
+	var d *dispatcher
+	waker := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {
+		switch msg {
+		case "tell":
+			c.Tell(woken, "ping") // both workers busy: handed off
+		case "hold":
+			close(gate) // the blocker's worker comes free
+			for d.running.Load() >= d.limit {
+				time.Sleep(time.Millisecond)
+			}
+		case "wait":
+			recv(t, answered)
+			close(waited)
+		}
+	})})
+	driver := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {
+		if msg == "go" {
+			c.Tell(waker, "tell")
+			c.Tell(waker, "hold")
+			c.Tell(waker, "wait")
+		}
+	})})
+	d = sharedDispatcher(sys, "two") // made by the first Spawn
+	blocker.Tell("block")
+	recv(t, entered)
+	driver.Tell("go")
+	recv(t, waited)
+}

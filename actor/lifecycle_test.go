@@ -108,16 +108,20 @@ func newDropScene(t *testing.T) *dropScene {
 	return s
 }
 
-// shutdownOne shuts down the executor of dispatcher "one" and gives up at
-// once: a turn it queued is dropped unrun.
+// one returns the dispatcher "one".
+func (s *dropScene) one() *dispatcher {
+	s.sys.mu.Lock()
+	defer s.sys.mu.Unlock()
+	return s.sys.shared["one"]
+}
+
+// shutdownOne shuts down dispatcher "one" and gives up at once: a turn
+// waiting for its worker is dropped unrun.
 func (s *dropScene) shutdownOne(t *testing.T) {
 	t.Helper()
-	s.sys.mu.Lock()
-	d := s.sys.shared["one"]
-	s.sys.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_ = d.exec.Shutdown(ctx)
+	_ = s.one().shutdown(ctx)
 }
 
 // checkKilled checks that victim ended as a killed actor does: its child
@@ -173,7 +177,7 @@ func TestDroppedTurnKillsTheActor(t *testing.T) {
 			lost <- d.Message
 		}
 	})()
-	s.victim.Tell("q1") // its turn waits in the executor's queue
+	s.victim.Tell("q1") // its turn waits for the worker in the ready list
 	asked := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -204,6 +208,9 @@ func TestDroppedTurnKillsTheActor(t *testing.T) {
 func TestClosedExecutorKillsTheActor(t *testing.T) {
 	s := newDropScene(t)
 	close(s.release) // stuck's turn ends; the executor is idle
+	for s.one().running.Load() != 0 {
+		time.Sleep(time.Millisecond)
+	}
 	s.shutdownOne(t)
 	if _, err := s.sys.Lookup(s.victim.Path()); err != nil {
 		t.Fatalf("Lookup before any message: %v; want the actor (nothing has refused it yet)", err)

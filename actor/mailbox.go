@@ -39,9 +39,16 @@ func (c *cell) tell(ctx context.Context, msg any, sender, turn *cell) error {
 // keeps the executor's Go off the deep stack of the behaviour's code (a new
 // goroutine's stack would grow and be copied on every turn of the virtual
 // dispatcher), and lets a batch sent in one Receive be handled in one turn.
-func (c *cell) scheduleWoken() {
+// During a turn (inTurn), the first of them that the dispatcher lets the
+// turn keep (handsOff) becomes the turn's handoff instead: its goroutine
+// runs it next.
+func (c *cell) scheduleWoken(inTurn bool) {
 	for i, w := range c.woken {
 		c.woken[i] = nil
+		if inTurn && c.handoff == nil && w.disp == c.disp && c.disp.handsOff() {
+			c.handoff = w
+			continue
+		}
 		w.disp.schedule(w)
 	}
 	c.woken = c.woken[:0]

@@ -20,8 +20,10 @@ var nodes = sync.Pool{New: func() any { return new(node) }}
 
 // queue is an unbounded multi-producer single-consumer FIFO queue (Dmitry
 // Vyukov's intrusive MPSC design): a producer swaps itself in as the tail and
-// then links the previous tail to it, one atomic exchange per message; the
-// consumer follows the links from a stub node without atomic writes.
+// then links the previous tail to it, an atomic exchange and an atomic
+// store per message; the consumer follows the links from a stub node with
+// atomic loads and no atomic write (each is a full fence on amd64, and one
+// fewer per message was 20-30% of the echo benchmark's cost).
 //
 // Messages pushed by one goroutine are taken in the order it pushed them.
 // Between a producer's exchange and its link the queue looks empty from that
@@ -68,18 +70,22 @@ func (q *queue) pop(free *freeList) (msg any, sender *cell, ok bool) {
 	next.msg, next.sender = nil, nil
 	q.head = next
 	// No producer refers to old any more: the one that linked it to next
-	// did so as its last use.
-	old.next.Store(nil)
+	// did so as its last use, before the Load above. So a plain write
+	// clears the link, which costs an atomic store's fence less per message.
+	old.next = atomic.Pointer[node]{}
 	if free == nil || !free.put(old) {
 		nodes.Put(old)
 	}
 	return msg, sender, true
 }
 
-// empty reports whether the queue has no linked message. Only the consumer
-// may rely on it; a push in progress may not be visible yet.
-func (q *queue) empty() bool {
-	return q.head.next.Load() == nil
+// pushedAfter reports whether a message has been pushed, or is being
+// pushed, since stub was the consumer's head with nothing after it (or the
+// queue still holds a message after stub). Anyone may call it: it reads the
+// tail, never a node. A message pushed but not yet linked counts: the turn
+// it schedules may find nothing, and look again when it ends.
+func (q *queue) pushedAfter(stub *node) bool {
+	return q.tail.Load() != stub
 }
 
 // freeSize is how many nodes an actor keeps for the messages it sends from

@@ -190,7 +190,7 @@ func (s *System) spawn(parent *cell, p Props) (Ref, error) {
 	c.ctx.cell = c
 	c.turnTask = func(context.Context) { disp.run(c) }
 	c.turnCtx = loom.OnDrop(context.Background(), func(error) { disp.dropped(c) })
-	c.turnFunc = c.turn
+	c.turnFunc = func() { c.turn() } // a blocking dispatcher's: it hands nothing off
 
 	parent.mu.Lock()
 	if parent != s.guardian && parent.lifecycle.Load() != alive {
