@@ -187,7 +187,6 @@ func (p *pool) threadGone() {
 func (p *pool) serve(w *worker) {
 	j := &w.slot
 	closed := false
-	inARow := 0 // tasks taken from the queue without parking; see yieldEvery
 	for {
 		if closed {
 			// Shut down: run what is left in the queue.
@@ -209,10 +208,6 @@ func (p *pool) serve(w *worker) {
 			}
 			if ok && j.task == nil {
 				ok = p.park(w)
-				inARow = 0
-			} else if inARow++; inARow == yieldEvery {
-				inARow = 0
-				runtime.Gosched()
 			}
 			if !ok {
 				closed = true
@@ -250,17 +245,6 @@ func (p *pool) serve(w *worker) {
 		*j = job{}
 	}
 }
-
-// yieldEvery is how many tasks in a row a worker takes from the queue,
-// never parking, before it lets the goroutines waiting for its P run
-// (runtime.Gosched). A goroutine that a task readies (by a send, an unlock,
-// a reply) runs next on the task's P once the task's goroutine blocks; a
-// worker of a saturated pool runs the next task instead and never blocks,
-// so without a yield that goroutine would wait for another P to steal it or
-// for the runtime to preempt the worker after 10 ms. Yielding every
-// sixteenth task costs a Gosched (about 100 ns) per 16 tasks, and only while
-// tasks queue.
-const yieldEvery = 16
 
 // drop tells the submitter of the un-taken task in w's slot that it will
 // never run, counts it in count and answers its Run. The task counts as
