@@ -202,13 +202,11 @@ func (d *dispatcher) submit(c *cell) {
 }
 
 // run is the task of c's turns: the turn and those it hands off, then the
-// ready mailboxes waiting for room, on the same goroutine.
+// ready mailboxes waiting for room, on the same goroutine. (A virtual
+// dispatcher's task calls cell.turn itself; see System.spawn.)
 func (d *dispatcher) run(c *cell) {
 	if d.limit == 0 {
-		// Nothing to hand off or wait for. The turn runs one frame up
-		// from the task: a virtual turn's goroutine is new, and a deeper
-		// stack would outgrow its first and be copied on every turn.
-		d.turn(c)
+		d.turn(c) // nothing to hand off or wait for
 		return
 	}
 	d.finished(d.chain(c, 0))

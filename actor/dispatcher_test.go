@@ -483,3 +483,28 @@ func TestHandoffMovesToAFreedWorker(t *testing.T) {
 	driver.Tell("go")
 	recv(t, waited)
 }
+
+// A virtual turn starts on a new goroutine, whose first stack is small: the
+// turn runs as few frames from the goroutine's start as it can, with no
+// dispatcher loop (nothing to hand off) and no context of its own to derive
+// (nothing to drop), lest the stack be copied on a share of the turns.
+func TestVirtualTurnRunsShallow(t *testing.T) {
+	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "v", Spec: "virtual"}))
+	stack := make(chan string, 1)
+	r := spawn(t, sys, Props{Dispatcher: "v", New: behaviour(func(c *Context, msg any) {
+		if msg == "where" {
+			buf := make([]byte, 8<<10)
+			stack <- string(buf[:runtime.Stack(buf, false)])
+		}
+	})})
+	r.Tell("where")
+	got := recv(t, stack)
+	for _, deep := range []string{"(*dispatcher).run", "(*dispatcher).turn", "(*core).runWith"} {
+		if strings.Contains(got, deep) {
+			t.Errorf("a virtual turn runs under %s:\n%s", deep, got)
+		}
+	}
+	if !strings.Contains(got, "(*cell).turn") {
+		t.Errorf("not a turn's stack:\n%s", got)
+	}
+}

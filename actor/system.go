@@ -188,8 +188,17 @@ func (s *System) spawn(parent *cell, p Props) (Ref, error) {
 	c.user.init()
 	c.system.init()
 	c.ctx.cell = c
-	c.turnTask = func(context.Context) { disp.run(c) }
-	c.turnCtx = loom.OnDrop(context.Background(), func(error) { disp.dropped(c) })
+	if disp.limit == 0 && !disp.blocking {
+		// A virtual turn never waits in a queue, so the executor never
+		// drops one unrun (a closed one refuses it: see submit), and the
+		// turn runs as few frames from its new goroutine's start as it
+		// can, lest the stack outgrow its first and be copied.
+		c.turnTask = func(context.Context) { c.turn() }
+		c.turnCtx = context.Background()
+	} else {
+		c.turnTask = func(context.Context) { disp.run(c) }
+		c.turnCtx = loom.OnDrop(context.Background(), func(error) { disp.dropped(c) })
+	}
 	c.turnFunc = func() { c.turn() } // a blocking dispatcher's: it hands nothing off
 
 	parent.mu.Lock()
