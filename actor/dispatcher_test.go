@@ -405,11 +405,12 @@ func TestHandoffRunIsBounded(t *testing.T) {
 	}
 }
 
-// A turn keeps what it wakes only while no worker is idle: with one idle, the
-// woken mailbox runs there at once, beside the turn. Here the turn waits for
-// the mailbox it woke, which would wait for the turn if handed off.
-func TestNoHandoffWhileAWorkerIsIdle(t *testing.T) {
-	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "two", Spec: "pool:2"}))
+// wakeThenWait spawns, on the dispatcher "two" of sys, a waker whose one
+// turn wakes another actor, runs hold (if not nil), and then waits for the
+// woken actor to run: it would wait for ever if the woken actor waited for
+// the turn's end. The returned start sends the three messages in one
+// Receive, so that one turn handles them, and waits for the turn's end.
+func wakeThenWait(t *testing.T, sys *System, hold func()) (start func()) {
 	answered, waited := make(chan struct{}), make(chan struct{})
 	woken := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {
 		if msg == "ping" {
@@ -420,6 +421,10 @@ func TestNoHandoffWhileAWorkerIsIdle(t *testing.T) {
 		switch msg {
 		case "tell":
 			c.Tell(woken, "ping")
+		case "hold":
+			if hold != nil {
+				hold()
+			}
 		case "wait":
 			recv(t, answered)
 			close(waited)
@@ -427,19 +432,26 @@ func TestNoHandoffWhileAWorkerIsIdle(t *testing.T) {
 	})})
 	driver := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {
 		if msg == "go" {
-			// Both queued before waker's turn starts, so one turn
-			// handles them.
-			c.Tell(waker, "tell")
-			c.Tell(waker, "wait")
+			for _, m := range []string{"tell", "hold", "wait"} {
+				c.Tell(waker, m)
+			}
 		}
 	})})
-	driver.Tell("go")
-	recv(t, waited)
+	return func() {
+		driver.Tell("go")
+		recv(t, waited)
+	}
+}
+
+// A turn keeps what it wakes only while no worker is idle: with one idle, the
+// woken mailbox runs there at once, beside the turn.
+func TestNoHandoffWhileAWorkerIsIdle(t *testing.T) {
+	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "two", Spec: "pool:2"}))
+	wakeThenWait(t, sys, nil)()
 }
 
 // A handoff held by a turn that goes on moves to a worker that comes free
 // meanwhile, at the next message, rather than waiting for the turn's end.
-// Here the turn then waits for the mailbox it woke.
 func TestHandoffMovesToAFreedWorker(t *testing.T) {
 	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "two", Spec: "pool:2"}))
 	entered, gate := make(chan struct{}), make(chan struct{})
@@ -449,39 +461,18 @@ func TestHandoffMovesToAFreedWorker(t *testing.T) {
 			<-gate
 		}
 	})})
-	answered, waited := make(chan struct{}), make(chan struct{})
-	woken := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {
-		if msg == "ping" {
-			close(answered)
+	d := sharedDispatcher(sys, "two") // made by the first Spawn
+	start := wakeThenWait(t, sys, func() {
+		// The waker's worker and the blocker's are busy, so the woken
+		// actor was handed off; now the blocker's worker comes free.
+		close(gate)
+		for d.running.Load() >= d.limit {
+			time.Sleep(time.Millisecond)
 		}
-	})})
-	var d *dispatcher
-	waker := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {
-		switch msg {
-		case "tell":
-			c.Tell(woken, "ping") // both workers busy: handed off
-		case "hold":
-			close(gate) // the blocker's worker comes free
-			for d.running.Load() >= d.limit {
-				time.Sleep(time.Millisecond)
-			}
-		case "wait":
-			recv(t, answered)
-			close(waited)
-		}
-	})})
-	driver := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {
-		if msg == "go" {
-			c.Tell(waker, "tell")
-			c.Tell(waker, "hold")
-			c.Tell(waker, "wait")
-		}
-	})})
-	d = sharedDispatcher(sys, "two") // made by the first Spawn
+	})
 	blocker.Tell("block")
 	recv(t, entered)
-	driver.Tell("go")
-	recv(t, waited)
+	start()
 }
 
 // A virtual turn starts on a new goroutine, whose first stack is small: the
