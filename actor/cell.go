@@ -2,6 +2,7 @@ package actor
 
 import (
 	"context"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -72,7 +73,8 @@ type cell struct {
 	restarts   []time.Time
 	watchers   map[*cell]struct{}
 	woken      []*cell // mailboxes this turn woke, to schedule when Receive returns
-	handoff    *cell   // a mailbox this turn woke, to run next on its goroutine (see handOff)
+	handoff    *cell   // a mailbox this turn woke and holds, to run next (see dispatcher.hold)
+	slot       int     // the held slot this turn tries first; where handoff is held
 }
 
 // System messages.
@@ -104,7 +106,10 @@ func (c *cell) turn() (next *cell) {
 	}
 	// Taken before release: once the mailbox is idle, another turn of it
 	// may start on another goroutine.
-	next, c.handoff = c.handoff, nil
+	if c.handoff != nil {
+		next = c.disp.unhold(c.slot, c.handoff)
+		c.handoff = nil
+	}
 	c.release()
 	return next
 }
@@ -123,7 +128,21 @@ func (c *cell) release() {
 		return // a message pushed from now on is the sender's to schedule
 	}
 	if c.status.CompareAndSwap(idle, scheduled) {
+		c.awaitLink(userHeld)
 		c.disp.schedule(c)
+	}
+}
+
+// awaitLink waits until a message that the turn may handle is linked in the
+// mailbox, which the caller holds (status scheduled) and has seen pushed
+// after the turn looked. A producer links its message right after pushing
+// it, so the wait is short; the message may also be linked already, or taken
+// by a turn that ran meanwhile and left another one pushed. Scheduling a turn
+// before the link would have it find nothing, go idle, see the push again
+// and schedule another, for as long as the producer is descheduled.
+func (c *cell) awaitLink(userHeld bool) {
+	for c.system.empty() && (userHeld || c.user.empty()) {
+		runtime.Gosched()
 	}
 }
 
@@ -172,13 +191,6 @@ func (c *cell) process() (failed bool) {
 		if len(c.woken) != 0 {
 			c.scheduleWoken(true)
 		}
-		if c.handoff != nil && !c.disp.handsOff() {
-			// A worker has come free: the handoff runs there now rather
-			// than after the rest of this turn.
-			w := c.handoff
-			c.handoff = nil
-			w.disp.schedule(w)
-		}
 	}
 	return false
 }
@@ -197,6 +209,9 @@ func (c *cell) abandon() {
 		user, system := c.user.head, c.system.head
 		c.status.Store(idle)
 		again = (c.system.pushedAfter(system) || c.user.pushedAfter(user)) && c.status.CompareAndSwap(idle, scheduled)
+		if again {
+			c.awaitLink(false)
+		}
 	}
 }
 

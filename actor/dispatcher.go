@@ -100,6 +100,9 @@ type dispatcher struct {
 	first   *cell
 	last    *cell
 	closed  bool // under mu: shut down; the ready list takes no more
+
+	tasks atomic.Uint32 // tasks run, to spread them over held
+	held  []heldSlot    // one per worker; see hold
 }
 
 func newDispatcher(d Dispatcher, exec loom.Executor) *dispatcher {
@@ -111,6 +114,7 @@ func newDispatcher(d Dispatcher, exec loom.Executor) *dispatcher {
 	disp := &dispatcher{name: d.Name, exec: exec, throughput: t, blocking: d.Blocking}
 	if st.Workers > 0 {
 		disp.limit = int64(st.Workers)
+		disp.held = make([]heldSlot, st.Workers)
 	}
 	return disp
 }
@@ -209,15 +213,19 @@ func (d *dispatcher) run(c *cell) {
 		d.turn(c) // nothing to hand off or wait for
 		return
 	}
-	d.finished(d.chain(c, 0))
+	// The held slot this goroutine's turns try first: tasks running at
+	// once mostly get slots of their own.
+	slot := int(d.tasks.Add(1) % uint32(len(d.held)))
+	d.finished(d.chain(c, 0, slot), slot)
 }
 
-// chain runs c's turn, then the turn it handed off (handsOff), and so on,
-// at most handoffRun turns in a row; a handoff beyond them is scheduled like
+// chain runs c's turn, then the turn it handed off (hold), and so on, at
+// most handoffRun turns in a row; a handoff beyond them is scheduled like
 // any woken mailbox, behind those waiting. turns counts the turns this
 // goroutine has run in a row, for yieldEvery; chain returns it, updated.
-func (d *dispatcher) chain(c *cell, turns int) int {
+func (d *dispatcher) chain(c *cell, turns, slot int) int {
 	for run := 1; ; run++ {
+		c.slot = slot
 		next := d.turn(c)
 		if turns++; turns%yieldEvery == 0 {
 			runtime.Gosched()
@@ -239,18 +247,79 @@ func (d *dispatcher) chain(c *cell, turns int) int {
 // keep a worker to themselves.
 const handoffRun = 16
 
-// handsOff reports whether a turn may keep a mailbox of this dispatcher
-// that it woke, to run it next on the same goroutine (cell.turn returns it)
-// rather than scheduling it. That is so while every worker of a pool is busy:
-// the mailbox would only wait in the executor's queue or the ready list, and
-// run on whichever worker came free, so its messages (written by this turn,
-// in this core's cache) and its own state would move between cores. With a
-// worker idle it is scheduled, to run beside this turn. Only a pool's
-// dispatcher hands off: a virtual one's goroutines get the same from the Go
-// scheduler, which runs a goroutine readied by another next on its P; a
-// blocking one's turns run inside loom.Blocking.
-func (d *dispatcher) handsOff() bool {
-	return d.limit != 0 && !d.blocking && d.running.Load() >= d.limit
+// A heldSlot holds a mailbox that a turn woke and keeps to run next (see
+// hold), where a worker that comes free can take it. Each has a cache line
+// of its own: the goroutines running turns at once use different slots.
+type heldSlot struct {
+	c atomic.Pointer[cell]
+	_ [56]byte
+}
+
+// hold lets a turn keep w, a mailbox of this dispatcher that it woke, to
+// run it next on the same goroutine rather than scheduling it; it returns
+// the slot where w is held, trying slot first. That is allowed while every
+// worker of a pool is busy: w would only wait in the ready list and run on
+// whichever worker came free, so its messages (written by this turn, in this
+// core's cache) and its own state would move between cores. With a worker
+// idle, w is scheduled, to run beside this turn.
+//
+// A held mailbox is in a slot of held, not on the turn's stack, so that a
+// worker that comes free takes it (finished) instead of leaving it to wait
+// for the rest of the turn, which may block, even on w itself (an Ask, a
+// full bounded mailbox). The holder writes the slot and then reads running;
+// a finishing worker writes running and then reads the slots: both
+// sequentially consistent, so at least one sees the other, and whichever
+// empties the slot first runs w, or schedules it.
+//
+// Only a pool's dispatcher holds: a virtual one's goroutines get the same
+// from the Go scheduler, which runs a goroutine readied by another next on
+// its P; a blocking one's turns run inside loom.Blocking.
+func (d *dispatcher) hold(slot int, w *cell) (int, bool) {
+	if d.limit == 0 || d.blocking || d.running.Load() < d.limit {
+		return 0, false
+	}
+	for k := range d.held {
+		i := (slot + k) % len(d.held)
+		s := &d.held[i].c
+		if !s.CompareAndSwap(nil, w) {
+			continue
+		}
+		if d.running.Load() < d.limit && s.CompareAndSwap(w, nil) {
+			return 0, false // a worker came free meanwhile
+		}
+		return i, true
+	}
+	return 0, false
+}
+
+// unhold takes back the mailbox w that the turn held in slot, to run it
+// next; nil if a worker that came free took it.
+func (d *dispatcher) unhold(slot int, w *cell) *cell {
+	if d.held[slot].c.CompareAndSwap(w, nil) {
+		return w
+	}
+	return nil
+}
+
+// takeHeld takes a mailbox that a turn holds, to run it here; nil if none.
+func (d *dispatcher) takeHeld() *cell {
+	for i := range d.held {
+		s := &d.held[i].c
+		if w := s.Load(); w != nil && s.CompareAndSwap(w, nil) {
+			return w
+		}
+	}
+	return nil
+}
+
+// anyHeld reports whether a turn holds a mailbox.
+func (d *dispatcher) anyHeld() bool {
+	for i := range d.held {
+		if d.held[i].c.Load() != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // dropped is what the executor calls (loom.OnDrop) for a turn of c it
@@ -295,15 +364,21 @@ func (d *dispatcher) turn(c *cell) *cell {
 // this goroutine. It never hands a turn to the executor: its own task still
 // holds a worker, and a pool whose queue is full would wait for that worker
 // forever. turns is how many turns the goroutine has run in a row.
-func (d *dispatcher) finished(turns int) {
+func (d *dispatcher) finished(turns, slot int) {
 	for {
 		for c := d.next(); c != nil; c = d.next() {
-			turns = d.chain(c, turns)
+			turns = d.chain(c, turns, slot)
+		}
+		// Nothing ready: a mailbox that another turn holds runs here
+		// rather than wait for that turn's end (see hold).
+		if w := d.takeHeld(); w != nil {
+			turns = d.chain(w, turns, slot)
+			continue
 		}
 		d.running.Add(-1)
-		// A mailbox may have joined the ready list after we looked, seen
-		// no room, and left it to us: take the room back for it.
-		if d.ready.Load() == 0 || !d.reacquire() {
+		// A mailbox may have joined the ready list or a held slot after we
+		// looked, seen no room, and left it to us: take the room back.
+		if (d.ready.Load() == 0 && !d.anyHeld()) || !d.reacquire() {
 			return
 		}
 	}
@@ -342,6 +417,9 @@ func (d *dispatcher) shutdown(ctx context.Context) error {
 	d.mu.Unlock()
 	for c := d.next(); c != nil; c = d.next() {
 		c.abandon()
+	}
+	for c := d.takeHeld(); c != nil; c = d.takeHeld() {
+		c.abandon() // its holder's turn did not end: see hold
 	}
 	if err != nil {
 		return fmt.Errorf("dispatcher %s: %w", d.name, err)

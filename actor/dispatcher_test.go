@@ -450,29 +450,63 @@ func TestNoHandoffWhileAWorkerIsIdle(t *testing.T) {
 	wakeThenWait(t, sys, nil)()
 }
 
-// A handoff held by a turn that goes on moves to a worker that comes free
-// meanwhile, at the next message, rather than waiting for the turn's end.
-func TestHandoffMovesToAFreedWorker(t *testing.T) {
+// A mailbox held by a turn whose next Receive blocks, waiting for that
+// very mailbox, is taken by a worker that comes free meanwhile: held on the
+// turn's goroutine alone, it would wait for the turn's end for ever.
+func TestHeldHandoffGoesToAFreedWorker(t *testing.T) {
 	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "two", Spec: "pool:2"}))
+	release := blockOneWorker(t, sys)
+	// The waker's worker and the blocker's are busy, so the woken actor
+	// is held; then the blocker's worker comes free.
+	wakeThenWait(t, sys, release)()
+}
+
+// The same with a bounded mailbox: a turn that holds the consumer it woke
+// and then waits for room in the consumer's mailbox gets it once a worker
+// comes free and runs the consumer.
+func TestHeldHandoffFreesABoundedMailbox(t *testing.T) {
+	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "two", Spec: "pool:2"}))
+	release := blockOneWorker(t, sys)
+	consumer := spawn(t, sys, Props{Dispatcher: "two", Mailbox: Mailbox{Capacity: 1},
+		New: behaviour(func(c *Context, msg any) {})})
+	sent := make(chan struct{})
+	producer := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {
+		switch msg {
+		case "first":
+			c.Tell(consumer, 1) // held: both workers busy
+		case "second":
+			release()
+			c.Tell(consumer, 2) // waits for room: the consumer must run
+			close(sent)
+		}
+	})})
+	driver := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {
+		if msg == "go" {
+			c.Tell(producer, "first")
+			c.Tell(producer, "second")
+		}
+	})})
+	driver.Tell("go")
+	recv(t, sent)
+}
+
+// blockOneWorker spawns, on the dispatcher "two" of sys, an actor whose turn
+// holds a worker until release is called (at the latest when the test
+// ends), and waits until it does.
+func blockOneWorker(t *testing.T, sys *System) (release func()) {
 	entered, gate := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release)
 	blocker := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {
 		if msg == "block" {
 			close(entered)
 			<-gate
 		}
 	})})
-	d := sharedDispatcher(sys, "two") // made by the first Spawn
-	start := wakeThenWait(t, sys, func() {
-		// The waker's worker and the blocker's are busy, so the woken
-		// actor was handed off; now the blocker's worker comes free.
-		close(gate)
-		for d.running.Load() >= d.limit {
-			time.Sleep(time.Millisecond)
-		}
-	})
 	blocker.Tell("block")
 	recv(t, entered)
-	start()
+	return release
 }
 
 // A virtual turn starts on a new goroutine, whose first stack is small: the

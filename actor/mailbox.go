@@ -40,14 +40,16 @@ func (c *cell) tell(ctx context.Context, msg any, sender, turn *cell) error {
 // goroutine's stack would grow and be copied on every turn of the virtual
 // dispatcher), and lets a batch sent in one Receive be handled in one turn.
 // During a turn (inTurn), the first of them that the dispatcher lets the
-// turn keep (handsOff) becomes the turn's handoff instead: its goroutine
-// runs it next.
+// turn hold (dispatcher.hold) becomes the turn's handoff instead: its
+// goroutine runs it next, unless a worker that comes free takes it first.
 func (c *cell) scheduleWoken(inTurn bool) {
 	for i, w := range c.woken {
 		c.woken[i] = nil
-		if inTurn && c.handoff == nil && w.disp == c.disp && c.disp.handsOff() {
-			c.handoff = w
-			continue
+		if inTurn && c.handoff == nil && w.disp == c.disp {
+			if slot, ok := c.disp.hold(c.slot, w); ok {
+				c.handoff, c.slot = w, slot
+				continue
+			}
 		}
 		w.disp.schedule(w)
 	}

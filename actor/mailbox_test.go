@@ -135,3 +135,36 @@ func TestBoundedMailboxWaitManySenders(t *testing.T) {
 	tellFrom(r, senders, each)
 	recv(t, all)
 }
+
+// A producer descheduled between its push's exchange and its link leaves a
+// message pushed but not yet linked. The turn that finds the mailbox empty
+// then waits for the link (awaitLink) instead of scheduling turn after turn
+// that find nothing, for as long as the producer is away.
+func TestReleaseWaitsForAHalfDonePush(t *testing.T) {
+	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "v", Spec: "virtual"}))
+	got := make(chan any, 2)
+	r := spawn(t, sys, Props{Dispatcher: "v", New: behaviour(func(c *Context, msg any) {
+		if s, ok := msg.(string); ok {
+			got <- s
+		}
+	})})
+	r.Tell("started")
+	recv(t, got)
+	for r.c.status.Load() != idle {
+		time.Sleep(time.Millisecond)
+	}
+	half := &node{msg: "half"}
+	prev := r.c.user.tail.Swap(half) // a producer stops here, before its link
+	before, _ := sys.DispatcherStats("v")
+	r.Tell("after") // linked behind half: the turn it starts sees neither
+	time.Sleep(50 * time.Millisecond)
+	after, _ := sys.DispatcherStats("v")
+	prev.next.Store(half) // the producer links, and finds the mailbox scheduled
+	r.c.wake()
+	if a, b := recv(t, got), recv(t, got); a != "half" || b != "after" {
+		t.Errorf("got %v, %v; want half, after", a, b)
+	}
+	if turns := after.Submitted - before.Submitted; turns > 2 {
+		t.Errorf("%d turns in 50 ms while a push was half done; want at most 2", turns)
+	}
+}

@@ -79,6 +79,12 @@ func (q *queue) pop(free *freeList) (msg any, sender *cell, ok bool) {
 	return msg, sender, true
 }
 
+// empty reports whether the queue has no linked message. Only the consumer
+// may call it; a push in progress may not be linked yet (see pushedAfter).
+func (q *queue) empty() bool {
+	return q.head.next.Load() == nil
+}
+
 // pushedAfter reports whether a message has been pushed, or is being
 // pushed, since stub was the consumer's head with nothing after it (or the
 // queue still holds a message after stub). Anyone may call it: it reads the
