@@ -115,33 +115,59 @@ func (c *cell) turn() (next *cell) {
 }
 
 // release sets the mailbox idle and schedules it again if a message is
-// waiting that the turn may handle. Once the status is idle another turn may
-// start at once, so what release reads afterwards it took before: the
-// queues' stub nodes, which it compares with their tails (it never reads a
-// node, which that turn may take and reuse), and whether user messages may
-// run.
+// waiting that the turn may handle.
 func (c *cell) release() {
-	userHeld := c.state == stopping || (c.state == alive && c.suspended)
-	user, system := c.user.head, c.system.head
-	c.status.Store(idle)
-	if !c.system.pushedAfter(system) && (userHeld || !c.user.pushedAfter(user)) {
-		return // a message pushed from now on is the sender's to schedule
-	}
-	if c.status.CompareAndSwap(idle, scheduled) {
-		c.awaitLink(userHeld)
-		c.disp.schedule(c)
+	c.releaseFrom(c.userHeld(), c.user.head, c.system.head)
+}
+
+// userHeld reports whether user messages wait (the actor stops, or a restart
+// waits). Only the mailbox's holder may call it.
+func (c *cell) userHeld() bool {
+	return c.state == stopping || (c.state == alive && c.suspended)
+}
+
+// releaseFrom is release for a turn that saw the queues' heads user and
+// system, and userHeld. Once the status is idle another turn may start at
+// once, so what it reads afterwards it took before: the stub nodes, which it
+// compares with the queues' tails (it never reads a node, which that turn may
+// take and reuse). A message pushed after the turn looked is the turn's to
+// schedule: it takes the mailbox back and schedules it once the message is
+// linked (see linked); if a turn that ran meanwhile took every message,
+// nothing is left to wait for, and it lets the mailbox go again.
+func (c *cell) releaseFrom(userHeld bool, user, system *node) {
+	for {
+		c.status.Store(idle)
+		if !c.system.pushedAfter(system) && (userHeld || !c.user.pushedAfter(user)) {
+			return // a message pushed from now on is the sender's to schedule
+		}
+		if !c.status.CompareAndSwap(idle, scheduled) {
+			return // its sender scheduled it
+		}
+		// Held again; a turn may have run meanwhile and changed what it
+		// may handle.
+		userHeld = c.userHeld()
+		if c.linked(userHeld) {
+			c.disp.schedule(c)
+			return
+		}
+		user, system = c.user.head, c.system.head
 	}
 }
 
-// awaitLink waits until a message that the turn may handle is linked in the
-// mailbox, which the caller holds (status scheduled) and has seen pushed
-// after the turn looked. A producer links its message right after pushing
-// it, so the wait is short; the message may also be linked already, or taken
-// by a turn that ran meanwhile and left another one pushed. Scheduling a turn
-// before the link would have it find nothing, go idle, see the push again
-// and schedule another, for as long as the producer is descheduled.
-func (c *cell) awaitLink(userHeld bool) {
-	for c.system.empty() && (userHeld || c.user.empty()) {
+// linked waits, for the mailbox's holder, until a message it may handle is
+// linked (true), or until nothing is on its way in (false): a message
+// pushed but not yet linked is waited for, as its producer links it right
+// after pushing it. Scheduling a turn before the link would have it find
+// nothing, go idle, see the push again and schedule another, for as long as
+// the producer is descheduled.
+func (c *cell) linked(userHeld bool) bool {
+	for {
+		if !c.system.empty() || (!userHeld && !c.user.empty()) {
+			return true
+		}
+		if !c.system.pushedAfter(c.system.head) && (userHeld || !c.user.pushedAfter(c.user.head)) {
+			return false
+		}
 		runtime.Gosched()
 	}
 }
@@ -166,7 +192,7 @@ func (c *cell) process() (failed bool) {
 			}
 			continue
 		}
-		if c.state == stopping || (c.state == alive && c.suspended) {
+		if c.userHeld() {
 			return false
 		}
 		msg, sender, ok := c.user.pop(&c.free)
@@ -210,7 +236,7 @@ func (c *cell) abandon() {
 		c.status.Store(idle)
 		again = (c.system.pushedAfter(system) || c.user.pushedAfter(user)) && c.status.CompareAndSwap(idle, scheduled)
 		if again {
-			c.awaitLink(false)
+			c.linked(false) // nothing linked: the next round finds nothing and looks again
 		}
 	}
 }

@@ -99,7 +99,7 @@ type dispatcher struct {
 	mu      sync.Mutex
 	first   *cell
 	last    *cell
-	closed  bool // under mu: shut down; the ready list takes no more
+	closed  atomic.Bool // set under mu: shut down; the ready list and held take no more
 
 	tasks atomic.Uint32 // tasks run, to spread them over held
 	held  []heldSlot    // one per worker; see hold
@@ -137,7 +137,7 @@ func (d *dispatcher) schedule(c *cell) {
 		}
 	}
 	d.mu.Lock()
-	if d.closed {
+	if d.closed.Load() {
 		// No worker will come for it: see shutdown.
 		d.mu.Unlock()
 		c.abandon()
@@ -275,7 +275,7 @@ type heldSlot struct {
 // from the Go scheduler, which runs a goroutine readied by another next on
 // its P; a blocking one's turns run inside loom.Blocking.
 func (d *dispatcher) hold(slot int, w *cell) (int, bool) {
-	if d.limit == 0 || d.blocking || d.running.Load() < d.limit {
+	if d.limit == 0 || d.blocking || d.running.Load() < d.limit || d.closed.Load() {
 		return 0, false
 	}
 	for k := range d.held {
@@ -284,8 +284,11 @@ func (d *dispatcher) hold(slot int, w *cell) (int, bool) {
 		if !s.CompareAndSwap(nil, w) {
 			continue
 		}
-		if d.running.Load() < d.limit && s.CompareAndSwap(w, nil) {
-			return 0, false // a worker came free meanwhile
+		// A worker may have come free meanwhile, or shutdown emptied the
+		// slots (it sets closed first): then w is scheduled, unless they
+		// took it already.
+		if (d.running.Load() < d.limit || d.closed.Load()) && s.CompareAndSwap(w, nil) {
+			return 0, false
 		}
 		return i, true
 	}
@@ -413,7 +416,7 @@ func (d *dispatcher) reacquire() bool {
 func (d *dispatcher) shutdown(ctx context.Context) error {
 	err := d.exec.Shutdown(ctx)
 	d.mu.Lock()
-	d.closed = true
+	d.closed.Store(true)
 	d.mu.Unlock()
 	for c := d.next(); c != nil; c = d.next() {
 		c.abandon()

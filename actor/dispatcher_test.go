@@ -533,3 +533,24 @@ func TestVirtualTurnRunsShallow(t *testing.T) {
 		t.Errorf("not a turn's stack:\n%s", got)
 	}
 }
+
+// Once the dispatcher has shut down it holds nothing: shutdown took what was
+// held, and a mailbox held after it would wait for a turn that may never end.
+func TestNoHandoffAfterShutdown(t *testing.T) {
+	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "two", Spec: "pool:2"}))
+	w := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {})})
+	d := sharedDispatcher(sys, "two")
+	d.running.Add(d.limit) // every worker busy, as far as hold can tell
+	defer d.running.Add(-d.limit)
+	if _, ok := d.hold(0, w.c); !ok {
+		t.Fatal("no handoff with every worker busy")
+	}
+	if d.unhold(0, w.c) != w.c {
+		t.Fatal("the held mailbox was not given back")
+	}
+	d.closed.Store(true)
+	defer d.closed.Store(false)
+	if _, ok := d.hold(0, w.c); ok {
+		t.Error("a handoff held after shutdown")
+	}
+}

@@ -168,3 +168,46 @@ func TestReleaseWaitsForAHalfDonePush(t *testing.T) {
 		t.Errorf("%d turns in 50 ms while a push was half done; want at most 2", turns)
 	}
 }
+
+// A turn that saw a message pushed after it looked takes the mailbox back,
+// but a turn that ran in between may have taken that message: then nothing
+// is on its way, and the mailbox goes idle rather than held for a message
+// that may never come. releaseFrom is given the heads a turn saw before the
+// actor handled another message, as a turn that lost the race would have.
+func TestReleaseLetsGoWhenAnotherTurnTookTheMessage(t *testing.T) {
+	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "v", Spec: "virtual"}))
+	got := make(chan any, 1)
+	r := spawn(t, sys, Props{Dispatcher: "v", New: behaviour(func(c *Context, msg any) {
+		if s, ok := msg.(string); ok {
+			got <- s
+		}
+	})})
+	idleNow := func() {
+		for r.c.status.Load() != idle {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	r.Tell("first")
+	recv(t, got)
+	idleNow()
+	user, system := r.c.user.head, r.c.system.head // what the losing turn saw
+	r.Tell("second")                               // pushed, and taken by a turn of its own
+	recv(t, got)
+	idleNow()
+	if !r.c.status.CompareAndSwap(idle, scheduled) { // the losing turn holds the mailbox
+		t.Fatal("the mailbox is not idle")
+	}
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		r.c.releaseFrom(false, user, system)
+	}()
+	recv(t, released)
+	if s := r.c.status.Load(); s != idle {
+		t.Errorf("status %d after release; want idle (%d)", s, idle)
+	}
+	r.Tell("third") // and the mailbox still runs
+	if m := recv(t, got); m != "third" {
+		t.Errorf("got %v; want third", m)
+	}
+}
