@@ -136,23 +136,34 @@ func TestBoundedMailboxWaitManySenders(t *testing.T) {
 	recv(t, all)
 }
 
-// A producer descheduled between its push's exchange and its link leaves a
-// message pushed but not yet linked. The turn that finds the mailbox empty
-// then waits for the link (awaitLink) instead of scheduling turn after turn
-// that find nothing, for as long as the producer is away.
-func TestReleaseWaitsForAHalfDonePush(t *testing.T) {
-	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "v", Spec: "virtual"}))
-	got := make(chan any, 2)
-	r := spawn(t, sys, Props{Dispatcher: "v", New: behaviour(func(c *Context, msg any) {
+// recorder spawns, on a virtual dispatcher "v", an actor that passes the
+// strings it receives to got, and has it handle a first one; waitIdle waits
+// until its mailbox is idle.
+func recorder(t *testing.T) (sys *System, r Ref, got chan any, waitIdle func()) {
+	sys = newTestSystem(t, WithDispatcher(Dispatcher{Name: "v", Spec: "virtual"}))
+	got = make(chan any, 2)
+	r = spawn(t, sys, Props{Dispatcher: "v", New: behaviour(func(c *Context, msg any) {
 		if s, ok := msg.(string); ok {
 			got <- s
 		}
 	})})
+	waitIdle = func() {
+		for r.c.status.Load() != idle {
+			time.Sleep(time.Millisecond)
+		}
+	}
 	r.Tell("started")
 	recv(t, got)
-	for r.c.status.Load() != idle {
-		time.Sleep(time.Millisecond)
-	}
+	waitIdle()
+	return sys, r, got, waitIdle
+}
+
+// A producer descheduled between its push's exchange and its link leaves a
+// message pushed but not yet linked. The turn that finds the mailbox empty
+// then waits for the link (cell.linked) instead of scheduling turn after
+// turn that find nothing, for as long as the producer is away.
+func TestReleaseWaitsForAHalfDonePush(t *testing.T) {
+	sys, r, got, _ := recorder(t)
 	half := &node{msg: "half"}
 	prev := r.c.user.tail.Swap(half) // a producer stops here, before its link
 	before, _ := sys.DispatcherStats("v")
@@ -175,25 +186,11 @@ func TestReleaseWaitsForAHalfDonePush(t *testing.T) {
 // that may never come. releaseFrom is given the heads a turn saw before the
 // actor handled another message, as a turn that lost the race would have.
 func TestReleaseLetsGoWhenAnotherTurnTookTheMessage(t *testing.T) {
-	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "v", Spec: "virtual"}))
-	got := make(chan any, 1)
-	r := spawn(t, sys, Props{Dispatcher: "v", New: behaviour(func(c *Context, msg any) {
-		if s, ok := msg.(string); ok {
-			got <- s
-		}
-	})})
-	idleNow := func() {
-		for r.c.status.Load() != idle {
-			time.Sleep(time.Millisecond)
-		}
-	}
-	r.Tell("first")
-	recv(t, got)
-	idleNow()
+	_, r, got, waitIdle := recorder(t)
 	user, system := r.c.user.head, r.c.system.head // what the losing turn saw
 	r.Tell("second")                               // pushed, and taken by a turn of its own
 	recv(t, got)
-	idleNow()
+	waitIdle()
 	if !r.c.status.CompareAndSwap(idle, scheduled) { // the losing turn holds the mailbox
 		t.Fatal("the mailbox is not idle")
 	}
