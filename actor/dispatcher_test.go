@@ -539,9 +539,7 @@ func TestVirtualTurnRunsShallow(t *testing.T) {
 func TestNoHandoffAfterShutdown(t *testing.T) {
 	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "two", Spec: "pool:2"}))
 	w := spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {})})
-	d := sharedDispatcher(sys, "two")
-	d.running.Add(d.limit) // every worker busy, as far as hold can tell
-	defer d.running.Add(-d.limit)
+	d := allBusy(t, sys, "two")
 	if _, ok := d.hold(0, w.c); !ok {
 		t.Fatal("no handoff with every worker busy")
 	}
@@ -553,4 +551,38 @@ func TestNoHandoffAfterShutdown(t *testing.T) {
 	if _, ok := d.hold(0, w.c); ok {
 		t.Error("a handoff held after shutdown")
 	}
+}
+
+// Turns holding at once hold in slots of their own, whichever slot they try
+// first, and when every slot is taken a woken mailbox is not held.
+func TestHeldSlotsKeepEachHolder(t *testing.T) {
+	sys := newTestSystem(t, WithDispatcher(Dispatcher{Name: "two", Spec: "pool:2"}))
+	var cells []*cell
+	for range 3 {
+		cells = append(cells, spawn(t, sys, Props{Dispatcher: "two", New: behaviour(func(c *Context, msg any) {})}).c)
+	}
+	d := allBusy(t, sys, "two")
+	first, ok1 := d.hold(1, cells[0])
+	second, ok2 := d.hold(1, cells[1]) // slot 1 is taken: the next one
+	if !ok1 || !ok2 || first == second {
+		t.Fatalf("two holders: slots %d (%v) and %d (%v); want two slots", first, ok1, second, ok2)
+	}
+	if _, ok := d.hold(0, cells[2]); ok {
+		t.Error("held with every slot taken")
+	}
+	if d.unhold(second, cells[1]) != cells[1] || d.unhold(first, cells[0]) != cells[0] {
+		t.Error("a holder did not get its mailbox back")
+	}
+	if d.anyHeld() {
+		t.Error("a slot still holds a mailbox")
+	}
+}
+
+// allBusy returns sys's dispatcher called name with every worker counted
+// busy, as far as hold can tell, until the test ends.
+func allBusy(t *testing.T, sys *System, name string) *dispatcher {
+	d := sharedDispatcher(sys, name)
+	d.running.Add(d.limit)
+	t.Cleanup(func() { d.running.Add(-d.limit) })
+	return d
 }
