@@ -97,8 +97,8 @@ var poisonPill = &poison{}
 
 // turn handles messages until the budget is spent or nothing is left, then
 // goes idle, unless a message came meanwhile. It returns the mailbox the
-// turn handed off (see dispatcher.handsOff), whose turn the caller must run
-// or schedule; nil if none.
+// turn held (see dispatcher.hold) and got back, whose turn the caller must
+// run or schedule; nil if none.
 func (c *cell) turn() (next *cell) {
 	c.budget = c.disp.throughput
 	for c.process() {

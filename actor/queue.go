@@ -88,8 +88,8 @@ func (q *queue) empty() bool {
 // pushedAfter reports whether a message has been pushed, or is being
 // pushed, since stub was the consumer's head with nothing after it (or the
 // queue still holds a message after stub). Anyone may call it: it reads the
-// tail, never a node. A message pushed but not yet linked counts: the turn
-// it schedules may find nothing, and look again when it ends.
+// tail, never a node. A message pushed but not yet linked counts (see
+// cell.linked).
 func (q *queue) pushedAfter(stub *node) bool {
 	return q.tail.Load() != stub
 }
