@@ -347,12 +347,7 @@ func TestHijack(t *testing.T) {
 				return nil
 			})
 			base, _ := webtest.Serve(t, app)
-			c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+			c := webtest.Dial(t, base)
 			if _, err := io.WriteString(c, "GET /raw HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
 				t.Fatal(err)
 			}

@@ -176,16 +176,11 @@ func TestStalledBodyCutOff(t *testing.T) {
 				return err
 			})
 			base, _ := webtest.Serve(t, app)
-			c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := webtest.Dial(t, base)
 			if _, err := io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nhalf"); err != nil {
 				t.Fatal(err)
 			}
-			_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
-			_, err = io.ReadAll(c) // a 408 or nothing, then the close
+			_, err := io.ReadAll(c) // a 408 or nothing, then the close
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
 				t.Fatalf("connection still open after 20s; want it closed after the 200ms body timeout")
@@ -202,15 +197,10 @@ func TestIdleTimeout(t *testing.T) {
 			app := newApp(t, eng.engine, web.ConfigureServer(func(s *http.Server) { s.IdleTimeout = 200 * time.Millisecond }))
 			app.Get("/", func(w http.ResponseWriter, r *http.Request) error { return nil })
 			base, _ := webtest.Serve(t, app)
-			c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := webtest.Dial(t, base)
 			if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
 				t.Fatal(err)
 			}
-			_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
 			br := bufio.NewReader(c)
 			resp, err := http.ReadResponse(br, nil)
 			if err != nil {
@@ -360,12 +350,7 @@ func TestPipelinedRequests(t *testing.T) {
 			app.Get("/echo", echo)
 			app.Post("/echo", echo)
 			base, _ := webtest.Serve(t, app)
-			c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+			c := webtest.Dial(t, base)
 			if _, err := io.WriteString(c, raw); err != nil {
 				t.Fatal(err)
 			}

@@ -75,11 +75,7 @@ func TestWriteTimeoutEndsAStalledResponse(t *testing.T) {
 				return nil
 			})
 			base, _ := webtest.Serve(t, app)
-			conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
+			conn := webtest.Dial(t, base)
 			if tcp, ok := conn.(*net.TCPConn); ok {
 				_ = tcp.SetReadBuffer(4 << 10)
 			}
@@ -119,12 +115,7 @@ func TestWriteTimeoutSparesIdleConnections(t *testing.T) {
 				return err
 			})
 			base, _ := webtest.Serve(t, app)
-			conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+			conn := webtest.Dial(t, base)
 			br := bufio.NewReader(conn)
 			for i, path := range []string{"/files/a.txt", "/hello", "/files/a.txt", "/hello"} {
 				if i > 0 {

@@ -1,7 +1,7 @@
 // Package webtest holds the helpers web's tests and its sub-packages'
 // (web/metrics, web/websocket, web/nbio) share: an App that cleans up after
 // itself, one request served in memory, an App served on a loopback port, a
-// request in the background, a WebSocket echo.
+// raw connection to it, a request in the background, a WebSocket echo.
 package webtest
 
 import (
@@ -71,6 +71,20 @@ func Serve(t *testing.T, app *web.App) (url string, stop func() error) {
 	}
 	t.Cleanup(func() { _ = stop() })
 	return "http://" + ln.Addr().String(), stop
+}
+
+// Dial opens a raw TCP connection to the server at url (as Serve returns
+// it), closed when t ends, with a deadline 20 s away for all it says and
+// hears: long after any server under test should have answered or cut it.
+func Dial(t testing.TB, url string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	return c
 }
 
 // Echo is a web/websocket handler that sends every message back, of the
