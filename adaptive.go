@@ -18,8 +18,8 @@ import (
 // in a row, it cuts the limit to the estimated capacity plus a few, and it
 // grows the limit while the tasks fill it and few wait.
 //
-// The limit starts at the top of LimitRange (default 1 to 10,000; see
-// InitialLimit), so a load the resource serves without queueing is never
+// The limit starts at the top of WithLimitRange (default 1 to 10,000; see
+// WithInitialLimit), so a load the resource serves without queueing is never
 // turned away: below capacity Adaptive behaves as Virtual but for a mutex
 // and a clock read at each start and end. Latency rises under a millisecond,
 // or a tenth of the lowest latency, are not taken for queueing. A task whose context had ended when it
@@ -32,11 +32,11 @@ import (
 // the current limit and Stats.TargetLatency the latency at which it stops
 // growing.
 //
-// Queue, Full and the rest of the contract are Limit's, with Full(FullReject)
-// by default. Without a Queue option the queue follows the limit: up to half
+// WithQueue, WithFull and the rest of the contract are Limit's, with WithFull(FullReject)
+// by default. Without WithQueue the queue follows the limit: up to half
 // the current limit (at least 1) may wait, so that a passing dip of the limit
 // below the load makes a few tasks wait a round trip instead of turning them
-// away; Queue(0) turns away every task that cannot start at once. A queued
+// away; WithQueue(0) turns away every task that cannot start at once. A queued
 // task whose context has ended when its turn comes is dropped, never run,
 // and counted in Stats.Expired; Run then returns the context's error. A
 // task's latency, which moves the limit, runs from its start, not from its
@@ -71,7 +71,7 @@ type adaptive struct {
 	queueFollowsLimit bool
 	running           int
 	queue             entryQueue
-	room              chan struct{} // closed when room frees up, for callers under Full(FullWait); nil if none wait
+	room              chan struct{} // closed when room frees up, for callers under WithFull(FullWait); nil if none wait
 	shut              bool          // Shutdown has begun
 	idleShut          bool
 	idle              chan struct{} // closed once shut and nothing runs or waits
@@ -226,7 +226,7 @@ func (a *adaptive) begin1() time.Duration {
 }
 
 // queueRoom returns how many tasks may wait: followingQueue(limit) when
-// the queue follows the limit, else the Queue option's. The caller holds mu.
+// the queue follows the limit, else the one WithQueue set. The caller holds mu.
 func (a *adaptive) queueRoom() int {
 	if a.queueFollowsLimit {
 		return followingQueue(a.limit)

@@ -27,9 +27,9 @@ func occupy(t *testing.T, e Executor, n int) (release func()) {
 	return func() { close(gate) }
 }
 
-// With Queue(0), one task past the limit is turned away.
+// Under WithQueue(0), one task past the limit is turned away.
 func TestAdaptiveHoldsItsLimit(t *testing.T) {
-	e := Adaptive(LimitRange(3, 3), Queue(0))
+	e := Adaptive(WithLimitRange(3, 3), WithQueue(0))
 	defer shutdown(t, e)
 	release := occupy(t, e, 3) // exactly at the limit
 	if err := e.Go(context.Background(), func(context.Context) {}); !errors.Is(err, ErrRejected) {
@@ -46,7 +46,7 @@ func TestAdaptiveHoldsItsLimit(t *testing.T) {
 // 5, 2), the next task is turned away, and the waiting ones run once the
 // running ones end.
 func TestAdaptiveQueueFollowsItsLimit(t *testing.T) {
-	e := Adaptive(LimitRange(5, 5))
+	e := Adaptive(WithLimitRange(5, 5))
 	defer shutdown(t, e)
 	release := occupy(t, e, 5)
 	ran := make(chan struct{}, 2)
@@ -77,10 +77,10 @@ func TestAdaptiveQueueFollowsItsLimit(t *testing.T) {
 // context's error.
 func TestQueuedTasksExpire(t *testing.T) {
 	executors := map[string]func() Executor{
-		"pool":     func() Executor { return Pool(1, Queue(1)) },
-		"threads":  func() Executor { return Threads(1, Queue(1)) },
-		"limit":    func() Executor { return Limit(1, Queue(1)) },
-		"adaptive": func() Executor { return Adaptive(LimitRange(1, 1), Queue(1)) },
+		"pool":     func() Executor { return Pool(1, WithQueue(1)) },
+		"threads":  func() Executor { return Threads(1, WithQueue(1)) },
+		"limit":    func() Executor { return Limit(1, WithQueue(1)) },
+		"adaptive": func() Executor { return Adaptive(WithLimitRange(1, 1), WithQueue(1)) },
 	}
 	for kind, build := range executors {
 		for _, submit := range []string{"Go", "Run"} {
@@ -136,10 +136,10 @@ func TestAdaptiveStartsWithinItsRange(t *testing.T) {
 		want int
 	}{
 		{"default", nil, adaptiveMax},
-		{"initial", []Option{InitialLimit(7)}, 7},
-		{"initial below range", []Option{InitialLimit(2), LimitRange(5, 9)}, 5},
-		{"initial above range", []Option{InitialLimit(50), LimitRange(5, 9)}, 9},
-		{"range at one", []Option{LimitRange(1, 1)}, 1},
+		{"initial", []Option{WithInitialLimit(7)}, 7},
+		{"initial below range", []Option{WithInitialLimit(2), WithLimitRange(5, 9)}, 5},
+		{"initial above range", []Option{WithInitialLimit(50), WithLimitRange(5, 9)}, 9},
+		{"range at one", []Option{WithLimitRange(1, 1)}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,11 +157,11 @@ func TestAdaptiveOptionsPanic(t *testing.T) {
 		name string
 		f    func()
 	}{
-		{"LimitRange(0, 5)", func() { LimitRange(0, 5) }},
-		{"LimitRange(5, 4)", func() { LimitRange(5, 4) }},
-		{"InitialLimit(0)", func() { InitialLimit(0) }},
-		{"Limit with LimitRange", func() { Limit(4, LimitRange(1, 2)) }},
-		{"Virtual with InitialLimit", func() { Virtual(InitialLimit(2)) }},
+		{"WithLimitRange(0, 5)", func() { WithLimitRange(0, 5) }},
+		{"WithLimitRange(5, 4)", func() { WithLimitRange(5, 4) }},
+		{"WithInitialLimit(0)", func() { WithInitialLimit(0) }},
+		{"Limit with WithLimitRange", func() { Limit(4, WithLimitRange(1, 2)) }},
+		{"Virtual with InitialLimit", func() { Virtual(WithInitialLimit(2)) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

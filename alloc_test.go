@@ -33,7 +33,7 @@ func hotPathAllocatesNothing(t *testing.T, ctx context.Context) {
 		make func() Executor
 	}{
 		{"pool", func() Executor { return Pool(4) }},
-		{"limit", func() Executor { return Limit(4, Full(FullWait)) }},
+		{"limit", func() Executor { return Limit(4, WithFull(FullWait)) }},
 	} {
 		for _, method := range []string{"Go", "Run"} {
 			t.Run(tc.kind+"/"+method, func(t *testing.T) {

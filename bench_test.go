@@ -5,7 +5,7 @@ package loom
 //
 // Sizes: every bounded executor gets benchWorkers = 64 workers (Pool,
 // Threads) or a limit of 64 (Limit), with its default queue, except that
-// Limit uses Full(FullWait) so that a full executor blocks the submitter as
+// Limit uses WithFull(FullWait) so that a full executor blocks the submitter as
 // errgroup.SetLimit and ants do; Adaptive keeps all its defaults (a limit of
 // 10,000 the benchmarks never reach). The context is context.Background(). The
 // task is made once, outside the timed loop, so allocs/op counts only what
@@ -48,7 +48,7 @@ var benchExecutors = []struct {
 	{"pool", func() Executor { return Pool(benchWorkers) }},
 	{"threads", func() Executor { return Threads(benchWorkers) }},
 	{"thread-per-task", func() Executor { return ThreadPerTask() }},
-	{"limit", func() Executor { return Limit(benchWorkers, Full(FullWait)) }},
+	{"limit", func() Executor { return Limit(benchWorkers, WithFull(FullWait)) }},
 	// Adaptive with its defaults: below its limit of 10,000, what it costs
 	// over Virtual is its bookkeeping.
 	{"adaptive", func() Executor { return Adaptive() }},
@@ -170,7 +170,7 @@ func BenchmarkStatsSampling(b *testing.B) {
 		{"every-task", false, 64},
 	} {
 		b.Run(variant.name, func(b *testing.B) {
-			p := Limit(benchWorkers, Full(FullWait)).(*limit)
+			p := Limit(benchWorkers, WithFull(FullWait)).(*limit)
 			p.untimed, p.sampleShift = variant.untimed, variant.shift
 			defer benchShutdown(b, p)
 			ctx := context.Background()

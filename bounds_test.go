@@ -41,8 +41,8 @@ func TestPoolRunsInFIFOOrder(t *testing.T) {
 		kind string
 		e    Executor
 	}{
-		{"pool", Pool(1, Queue(100))},
-		{"threads", Threads(1, Queue(100))},
+		{"pool", Pool(1, WithQueue(100))},
+		{"threads", Threads(1, WithQueue(100))},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			var mu sync.Mutex
@@ -80,10 +80,10 @@ func TestBoundsUnderConcurrentSubmission(t *testing.T) {
 		make         func() Executor
 		bound, queue int
 	}{
-		{"pool", func() Executor { return Pool(3, Queue(7), Full(FullReject)) }, 3, 7},
-		{"pool/no-queue", func() Executor { return Pool(3, Queue(0), Full(FullReject)) }, 3, 0},
-		{"threads", func() Executor { return Threads(2, Queue(5), Full(FullReject)) }, 2, 5},
-		{"limit", func() Executor { return Limit(4, Queue(9)) }, 4, 9},
+		{"pool", func() Executor { return Pool(3, WithQueue(7), WithFull(FullReject)) }, 3, 7},
+		{"pool/no-queue", func() Executor { return Pool(3, WithQueue(0), WithFull(FullReject)) }, 3, 0},
+		{"threads", func() Executor { return Threads(2, WithQueue(5), WithFull(FullReject)) }, 2, 5},
+		{"limit", func() Executor { return Limit(4, WithQueue(9)) }, 4, 9},
 		{"limit/no-queue", func() Executor { return Limit(4) }, 4, 0},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
@@ -99,7 +99,7 @@ func TestBoundsUnderConcurrentSubmission(t *testing.T) {
 			}
 			var fillRejected int
 			for i := range tc.bound {
-				// With Queue(0), a pool admits a task only when a worker is
+				// Under WithQueue(0), a pool admits a task only when a worker is
 				// waiting for one, and a new worker may not be waiting yet.
 				err := e.Go(context.Background(), task)
 				for deadline := time.Now().Add(10 * time.Second); errors.Is(err, ErrRejected) && time.Now().Before(deadline); {
@@ -165,7 +165,7 @@ func TestRunningNeverExceedsBound(t *testing.T) {
 	}{
 		{"pool", Pool(3), 3},
 		{"threads", Threads(2), 2},
-		{"limit/wait", Limit(3, Queue(2), Full(FullWait)), 3},
+		{"limit/wait", Limit(3, WithQueue(2), WithFull(FullWait)), 3},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			var running, peak, ran atomic.Int64
@@ -208,9 +208,9 @@ func TestFullWaitHonoursContext(t *testing.T) {
 		kind string
 		make func() Executor
 	}{
-		{"pool", func() Executor { return Pool(1, Queue(0)) }},
-		{"threads", func() Executor { return Threads(1, Queue(0)) }},
-		{"limit", func() Executor { return Limit(1, Full(FullWait)) }},
+		{"pool", func() Executor { return Pool(1, WithQueue(0)) }},
+		{"threads", func() Executor { return Threads(1, WithQueue(0)) }},
+		{"limit", func() Executor { return Limit(1, WithFull(FullWait)) }},
 	} {
 		for _, method := range []string{"Go", "Run"} {
 			t.Run(tc.kind+"/"+method, func(t *testing.T) {
@@ -253,9 +253,9 @@ func TestShutdownWakesWaitingCallers(t *testing.T) {
 		kind string
 		e    Executor
 	}{
-		{"pool", Pool(1, Queue(0))},
-		{"threads", Threads(1, Queue(0))},
-		{"limit", Limit(1, Full(FullWait))},
+		{"pool", Pool(1, WithQueue(0))},
+		{"threads", Threads(1, WithQueue(0))},
+		{"limit", Limit(1, WithFull(FullWait))},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			e := tc.e
@@ -288,11 +288,11 @@ func TestShutdownWakesWaitingCallers(t *testing.T) {
 	}
 }
 
-// TestLimitQueueBoundsWaitersUnderWait checks that with Full(FullWait) the queue
+// TestLimitQueueBoundsWaitersUnderWait checks that under WithFull(FullWait) the queue
 // still bounds the admitted tasks that wait: a caller beyond it waits for
 // room and is not counted as queued.
 func TestLimitQueueBoundsWaitersUnderWait(t *testing.T) {
-	e := Limit(1, Queue(1), Full(FullWait))
+	e := Limit(1, WithQueue(1), WithFull(FullWait))
 	b := newBlocker(3)
 	for range 2 { // one runs, one is queued
 		if err := e.Go(context.Background(), b.task); err != nil {

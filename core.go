@@ -27,7 +27,7 @@ type core struct {
 	epoch         time.Time
 	sampleShift   uint // see sampleShift; 64 times every task
 	untimed       bool // time no task: lets the benchmarks show what timing costs
-	ignoreThreads bool // IgnoreThreadWatch
+	ignoreThreads bool // WithoutThreadWatch
 
 	// Admission and completion write the first group of counters. Virtual
 	// and ThreadPerTask write them at both ends of a task, and keep them on

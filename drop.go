@@ -17,7 +17,7 @@ import (
 // nor for one that Go or Run refused. It runs on the goroutine that drops the
 // task (a worker, a task's goroutine, the caller of Run or of Shutdown),
 // holding none of the executor's locks, before Shutdown returns; it should
-// return quickly. A panic in f is recovered and reported to the PanicHandler.
+// return quickly. A panic in f is recovered and reported to the executor's panic handler (WithPanicHandler).
 // What Go and Run return is unchanged. A task's own context carries f too:
 // submit further tasks with OnDrop(ctx, nil) to stop passing it on. An
 // executor finds f only when it drops a task, so an unused f costs nothing;

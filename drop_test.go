@@ -14,11 +14,11 @@ var queueingExecutors = []struct {
 	kind string
 	make func(opts ...Option) Executor
 }{
-	{"pool", func(opts ...Option) Executor { return Pool(1, append([]Option{Queue(4)}, opts...)...) }},
-	{"threads", func(opts ...Option) Executor { return Threads(1, append([]Option{Queue(4)}, opts...)...) }},
-	{"limit", func(opts ...Option) Executor { return Limit(1, append([]Option{Queue(4)}, opts...)...) }},
+	{"pool", func(opts ...Option) Executor { return Pool(1, append([]Option{WithQueue(4)}, opts...)...) }},
+	{"threads", func(opts ...Option) Executor { return Threads(1, append([]Option{WithQueue(4)}, opts...)...) }},
+	{"limit", func(opts ...Option) Executor { return Limit(1, append([]Option{WithQueue(4)}, opts...)...) }},
 	{"adaptive", func(opts ...Option) Executor {
-		return Adaptive(append([]Option{LimitRange(1, 1), Queue(4)}, opts...)...)
+		return Adaptive(append([]Option{WithLimitRange(1, 1), WithQueue(4)}, opts...)...)
 	}},
 }
 
@@ -209,13 +209,13 @@ func TestOnDropNotCalled(t *testing.T) {
 	}
 }
 
-// A panic in an OnDrop function is reported to the PanicHandler, and the
+// A panic in an OnDrop function is reported to the executor's panic handler (WithPanicHandler), and the
 // executor goes on: the worker that dropped the task runs the next one.
 func TestOnDropPanicIsReported(t *testing.T) {
 	for _, tc := range queueingExecutors {
 		t.Run(tc.kind, func(t *testing.T) {
 			reported := make(chan any, 1)
-			e := tc.make(PanicHandler(func(_ string, v any, _ []byte) { reported <- v }))
+			e := tc.make(WithPanicHandler(func(_ string, v any, _ []byte) { reported <- v }))
 			release := occupy(t, e, 1)
 			ctx, cancel := context.WithCancel(OnDrop(context.Background(), func(error) { panic("hook") }))
 			if err := e.Go(ctx, neverRan(t, "panicking")); err != nil {
@@ -246,7 +246,7 @@ func TestOnDropPanicIsReported(t *testing.T) {
 // OnDrop(ctx, nil) stops a task's context passing its submitter's function
 // on to the tasks it submits.
 func TestOnDropNilStopsInheritance(t *testing.T) {
-	e := Pool(1, Queue(1))
+	e := Pool(1, WithQueue(1))
 	d := &dropLog{e: e, errs: map[string][]error{}}
 	release := occupy(t, e, 1)
 	outer := d.ctx(context.Background(), "outer")

@@ -37,7 +37,7 @@ func TestBlockingBoundMadeOnFirstUse(t *testing.T) {
 // and without running its task. Closing the running slots on abandon is
 // what wakes it (limit.go, onAbandon).
 func TestLimitAbandonWakesQueuedRun(t *testing.T) {
-	e := Limit(1, Queue(1))
+	e := Limit(1, WithQueue(1))
 	release := make(chan struct{})
 	started := make(chan struct{})
 	if err := e.Go(context.Background(), func(context.Context) { close(started); <-release }); err != nil {
@@ -104,7 +104,7 @@ func shutdownBounded(t *testing.T, e Executor, ctx context.Context) error {
 // `admitted != 0` checks.)
 func TestOnlySampledTasksAreTimed(t *testing.T) {
 	const age = time.Second
-	pools := map[string]Executor{"pool": Pool(2, Queue(1000)), "threads": Threads(2, Queue(1000))}
+	pools := map[string]Executor{"pool": Pool(2, WithQueue(1000)), "threads": Threads(2, WithQueue(1000))}
 	time.Sleep(age)
 	for name, e := range pools {
 		for range 1000 {

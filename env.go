@@ -28,7 +28,7 @@ func FromEnv(name, fallback string, opts ...Option) (Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.New(append([]Option{Name(name)}, opts...)...)
+	e, err := s.New(append([]Option{WithName(name)}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 func ExampleVirtual() {
-	exec := loom.Virtual(loom.Name("jobs"))
+	exec := loom.Virtual(loom.WithName("jobs"))
 	var wg sync.WaitGroup
 	var sum atomic.Int64
 	for i := 1; i <= 10; i++ {
@@ -30,7 +30,7 @@ func ExampleVirtual() {
 
 func ExamplePool() {
 	// One worker: tasks run one at a time, in the order they were queued.
-	exec := loom.Pool(1, loom.Queue(10))
+	exec := loom.Pool(1, loom.WithQueue(10))
 	for i := range 3 {
 		exec.Go(context.Background(), func(context.Context) { fmt.Println("task", i) })
 	}
@@ -133,7 +133,7 @@ func ExampleFromEnv() {
 func ExampleThreads() {
 	// Two workers, each locked to its own OS thread for its whole life:
 	// for cgo or thread-affine work. Tasks queue in order when both are busy.
-	exec := loom.Threads(2, loom.Name("cgo"))
+	exec := loom.Threads(2, loom.WithName("cgo"))
 	var mu sync.Mutex
 	sum := 0
 	for i := 1; i <= 4; i++ {

@@ -65,7 +65,7 @@ var (
 // may be off by the tasks in motion. Once the executor is idle, Submitted =
 // Completed + Abandoned + Expired.
 type Stats struct {
-	Name string // the executor's name (Name option); "" if unnamed
+	Name string // the executor's name (WithName); "" if unnamed
 	Kind Kind   // the execution model: KindVirtual, KindPool, …, KindAdaptive
 
 	Workers       int // the most tasks that run at once; 0 means no bound

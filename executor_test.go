@@ -24,9 +24,9 @@ var everyExecutor = []executorCase{
 	{"pool", func(opts ...Option) Executor { return Pool(4, opts...) }},
 	{"threads", func(opts ...Option) Executor { return Threads(4, opts...) }},
 	{"thread-per-task", func(opts ...Option) Executor { return ThreadPerTask(opts...) }},
-	{"limit", func(opts ...Option) Executor { return Limit(4, append([]Option{Full(FullWait)}, opts...)...) }},
+	{"limit", func(opts ...Option) Executor { return Limit(4, append([]Option{WithFull(FullWait)}, opts...)...) }},
 	{"adaptive", func(opts ...Option) Executor {
-		return Adaptive(append([]Option{Full(FullWait), InitialLimit(4)}, opts...)...)
+		return Adaptive(append([]Option{WithFull(FullWait), WithInitialLimit(4)}, opts...)...)
 	}},
 }
 
@@ -49,7 +49,7 @@ func shutdown(t *testing.T, e Executor) {
 func TestEveryTaskRuns(t *testing.T) {
 	for _, tc := range everyExecutor {
 		t.Run(tc.kind, func(t *testing.T) {
-			e := tc.make(Name("all"))
+			e := tc.make(WithName("all"))
 			const tasks = 200
 			var ran atomic.Int64
 			var wg sync.WaitGroup
@@ -96,7 +96,7 @@ func TestPanicIsRecovered(t *testing.T) {
 		t.Run(tc.kind, func(t *testing.T) {
 			var mu sync.Mutex
 			var reports []string
-			e := tc.make(Name("panicky"), PanicHandler(func(name string, v any, stack []byte) {
+			e := tc.make(WithName("panicky"), WithPanicHandler(func(name string, v any, stack []byte) {
 				mu.Lock()
 				defer mu.Unlock()
 				if len(stack) == 0 {
@@ -159,7 +159,7 @@ func TestGoexitKeepsExecutorWhole(t *testing.T) {
 func TestDefaultPanicReportLogsStack(t *testing.T) {
 	var logged bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logged, nil))
-	e := Pool(1, Name("logged"), PanicLogger(logger))
+	e := Pool(1, WithName("logged"), WithPanicLogger(logger))
 	if err := e.Run(context.Background(), func(context.Context) { panic("kaput") }); err != nil {
 		t.Fatal(err)
 	}
@@ -179,10 +179,10 @@ func TestConstructorsPanicOnMisuse(t *testing.T) {
 		{"Pool(0)", func() { Pool(0) }},
 		{"Threads(-1)", func() { Threads(-1) }},
 		{"Limit(0)", func() { Limit(0) }},
-		{"Queue(-1)", func() { Queue(-1) }},
-		{"Full(0)", func() { Full(0) }},
-		{"Virtual(Queue(1))", func() { Virtual(Queue(1)) }},
-		{"ThreadPerTask(Full(FullWait))", func() { ThreadPerTask(Full(FullWait)) }},
+		{"WithQueue(-1)", func() { WithQueue(-1) }},
+		{"WithFull(0)", func() { WithFull(0) }},
+		{"Virtual(WithQueue(1))", func() { Virtual(WithQueue(1)) }},
+		{"ThreadPerTask(WithFull(FullWait))", func() { ThreadPerTask(WithFull(FullWait)) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -198,7 +198,7 @@ func TestConstructorsPanicOnMisuse(t *testing.T) {
 }
 
 func TestStatsPercentiles(t *testing.T) {
-	e := Limit(1, Queue(1000), Full(FullWait))
+	e := Limit(1, WithQueue(1000), WithFull(FullWait))
 	for range 1000 {
 		if err := e.Go(context.Background(), func(context.Context) { time.Sleep(20 * time.Microsecond) }); err != nil {
 			t.Fatal(err)

@@ -9,10 +9,10 @@ import (
 )
 
 // Limit returns an executor that runs each task on its own goroutine, at
-// most n at once: a concurrency limit for shedding load. Defaults: Queue(0)
-// and Full(FullReject), so Go and Run return ErrRejected at once unless the
-// task can start. Queue(q) lets q admitted tasks wait for a slot;
-// Full(FullWait) makes a caller that finds no room block until there is, or
+// most n at once: a concurrency limit for shedding load. Defaults: WithQueue(0)
+// and WithFull(FullReject), so Go and Run return ErrRejected at once unless the
+// task can start. WithQueue(q) lets q admitted tasks wait for a slot;
+// WithFull(FullWait) makes a caller that finds no room block until there is, or
 // until its context ends (then it returns ctx.Err(); such callers do not
 // count in Stats.Queued). Waiting is first come, first served. Go returns
 // once the task is admitted; Run runs it on the caller's goroutine once it
@@ -21,7 +21,7 @@ import (
 // when its turn comes is dropped unrun and counted in Stats.Expired; Run
 // then returns the context's error. A started task runs even if its context
 // ends. While a ThreadWatch is tripped, Go and Run return ErrRejected (see
-// IgnoreThreadWatch). Go's goroutines
+// WithoutThreadWatch). Go's goroutines
 // carry the pprof labels executor=<name> and kind=limit; a panicking task is
 // recovered and reported. Neither Go nor Run allocates beyond the caller's
 // closure with a context.Background submit context. Safe for concurrent use.
@@ -123,7 +123,7 @@ func (l *limit) Run(ctx context.Context, t Task) error {
 	return nil
 }
 
-// admit takes a ticket, waiting for one under Full(FullWait).
+// admit takes a ticket, waiting for one under WithFull(FullWait).
 func (l *limit) admit(ctx context.Context) error {
 	if l.refuses() {
 		return ErrRejected

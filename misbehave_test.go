@@ -29,7 +29,7 @@ func TestNilTaskIsReportedAsAPanic(t *testing.T) {
 	for _, tc := range everyExecutor {
 		t.Run(tc.kind, func(t *testing.T) {
 			var reports atomic.Int64
-			e := tc.make(PanicHandler(func(string, any, []byte) { reports.Add(1) }))
+			e := tc.make(WithPanicHandler(func(string, any, []byte) { reports.Add(1) }))
 			ctx := context.Background()
 			if err := e.Go(ctx, nil); err != nil {
 				t.Fatalf("Go(nil) = %v; want nil", err)
@@ -91,7 +91,7 @@ func TestPanicHandlerMayGoexit(t *testing.T) {
 	for _, tc := range everyExecutor {
 		for name, ctx := range submitContexts(t) {
 			t.Run(tc.kind+"/"+name, func(t *testing.T) {
-				e := tc.make(PanicHandler(func(string, any, []byte) { runtime.Goexit() }))
+				e := tc.make(WithPanicHandler(func(string, any, []byte) { runtime.Goexit() }))
 				if err := runOrGoexit(t, e, ctx, func(context.Context) { panic("boom") }); err != nil && err != errGoexit {
 					t.Fatalf("Run of a panicking task = %v; want nil (or the caller's goroutine ended)", err)
 				}
@@ -156,7 +156,7 @@ func TestPoolSurvivesPanicNilUnderLegacyGODEBUG(t *testing.T) {
 // pool: a snapshot must never show more tasks done or running than
 // submitted, though the counters are read one after another.
 func TestStatsSnapshotsAddUp(t *testing.T) {
-	e := Pool(2, Queue(4))
+	e := Pool(2, WithQueue(4))
 	const submitters, each = 4, 3000
 	var wg sync.WaitGroup
 	for range submitters {

@@ -49,7 +49,7 @@ func TestEntryQueueKeepsOrderThroughEmpty(t *testing.T) {
 // executor is idle for a while first, so that a latency measured from the
 // executor's start instead of the task's shows.
 func TestAdaptiveFeedsEachTaskToItsLimit(t *testing.T) {
-	e := Adaptive(LimitRange(4, 4))
+	e := Adaptive(WithLimitRange(4, 4))
 	defer shutdown(t, e)
 	a := e.(*adaptive)
 	window := func() time.Duration {
@@ -83,7 +83,7 @@ func TestAdaptiveFeedsEachTaskToItsLimit(t *testing.T) {
 // queue room but the limit full: the waiter must be woken then, not when
 // the second task ends.
 func TestAdaptiveWakesAWaiterWhenTheQueueHasRoom(t *testing.T) {
-	e := Adaptive(LimitRange(1, 1), Queue(1), Full(FullWait))
+	e := Adaptive(WithLimitRange(1, 1), WithQueue(1), WithFull(FullWait))
 	defer shutdown(t, e)
 	releaseFirst := occupy(t, e, 1)
 	second := make(chan struct{})
@@ -126,7 +126,7 @@ func TestAdaptiveWakesAWaiterWhenTheQueueHasRoom(t *testing.T) {
 // returns, the task still counts as queued, with none left in the queue
 // itself (adaptive.go, taskCounts: queue.len + unrun.len).
 func TestAdaptiveCountsADroppedTaskQueuedUntilItsOnDropReturns(t *testing.T) {
-	e := Adaptive(LimitRange(1, 1), Queue(1))
+	e := Adaptive(WithLimitRange(1, 1), WithQueue(1))
 	defer shutdown(t, e)
 	release := occupy(t, e, 1)
 	inDrop, leave := make(chan struct{}), make(chan struct{})

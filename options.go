@@ -69,14 +69,14 @@ func (c config) limits() (least, most, initial int) {
 	return least, most, min(max(initial, least), most)
 }
 
-// Queue sets how many admitted tasks may wait for a free worker or slot;
+// WithQueue sets how many admitted tasks may wait for a free worker or slot;
 // 0 means none may wait, so a task is admitted only when it can start at once.
-// The default is documented on each constructor. Queue applies to Pool,
+// The default is documented on each constructor. WithQueue applies to Pool,
 // Threads and Limit; the other constructors panic when given it, because they
 // never queue. It panics if n is negative.
-func Queue(n int) Option {
+func WithQueue(n int) Option {
 	if n < 0 {
-		panic(fmt.Sprintf("loom: Queue(%d): queue length must not be negative", n))
+		panic(fmt.Sprintf("loom: WithQueue(%d): queue length must not be negative", n))
 	}
 	return option(func(c *config) {
 		c.queue = n
@@ -84,75 +84,75 @@ func Queue(n int) Option {
 	})
 }
 
-// Name names the executor. The name appears in Stats, in the pprof label
+// WithName names the executor. The name appears in Stats, in the pprof label
 // "executor" of the goroutines it starts, and in panic reports.
 // The default is "" (FromEnv defaults it to the name it was given).
-func Name(s string) Option {
+func WithName(s string) Option {
 	return option(func(c *config) { c.name = s })
 }
 
-// Full sets what Go and Run do when there is no room for a task: FullReject
-// or FullWait. The default is documented on each constructor. Full applies to
+// WithFull sets what Go and Run do when there is no room for a task: FullReject
+// or FullWait. The default is documented on each constructor. WithFull applies to
 // Pool, Threads and Limit; the other constructors panic when given it,
 // because they are never full. It panics if p is neither FullReject nor
 // FullWait.
-func Full(p FullPolicy) Option {
+func WithFull(p FullPolicy) Option {
 	if p != FullReject && p != FullWait {
-		panic(fmt.Sprintf("loom: Full(%v): policy must be FullReject or FullWait", p))
+		panic(fmt.Sprintf("loom: WithFull(%v): policy must be FullReject or FullWait", p))
 	}
 	return option(func(c *config) { c.full = p })
 }
 
-// PanicHandler replaces the report of a panicking task: f is called, on the
+// WithPanicHandler replaces the report of a panicking task: f is called, on the
 // task's goroutine, with the executor's name, the recovered value and the
 // task's stack. The default report logs them at Error level, with the
-// executor's kind, to the PanicLogger. f must be safe for concurrent use; a
+// executor's kind, to the WithPanicLogger logger. f must be safe for concurrent use; a
 // panic inside it is not recovered. It may call runtime.Goexit (as t.Fatal
 // does in a test): the task is counted as completed before f runs, and the
 // goroutine ends as it would for a task that called runtime.Goexit.
-func PanicHandler(f func(name string, v any, stack []byte)) Option {
+func WithPanicHandler(f func(name string, v any, stack []byte)) Option {
 	return option(func(c *config) { c.onPanic = f })
 }
 
-// PanicLogger sets the logger the default panic report writes to; it has no
-// effect with PanicHandler, which replaces that report. The default is
+// WithPanicLogger sets the logger the default panic report writes to; it has no
+// effect with WithPanicHandler, which replaces that report. The default is
 // slog.Default() at the time the executor is built.
-func PanicLogger(l *slog.Logger) Option {
+func WithPanicLogger(l *slog.Logger) Option {
 	return option(func(c *config) { c.logger = l })
 }
 
-// LimitRange bounds the limit of an Adaptive executor: it never falls below
+// WithLimitRange bounds the limit of an Adaptive executor: it never falls below
 // least nor rises above most. The default is 1 to 10,000. Only Adaptive
 // takes it; the other constructors panic when given it. It panics if least
 // is not positive or most is less than least.
-func LimitRange(least, most int) Option {
+func WithLimitRange(least, most int) Option {
 	if least <= 0 || most < least {
-		panic(fmt.Sprintf("loom: LimitRange(%d, %d): want 0 < least <= most", least, most))
+		panic(fmt.Sprintf("loom: WithLimitRange(%d, %d): want 0 < least <= most", least, most))
 	}
 	return option(func(c *config) { c.limitMin, c.limitMax = least, most })
 }
 
-// InitialLimit sets the limit an Adaptive executor starts with; the default
-// is the top of its LimitRange, and a limit outside the range is moved into
+// WithInitialLimit sets the limit an Adaptive executor starts with; the default
+// is the top of its WithLimitRange, and a limit outside the range is moved into
 // it. Only Adaptive takes it; the
 // other constructors panic when given it. It panics if n is not positive.
-func InitialLimit(n int) Option {
+func WithInitialLimit(n int) Option {
 	if n <= 0 {
-		panic(fmt.Sprintf("loom: InitialLimit(%d): the limit must be positive", n))
+		panic(fmt.Sprintf("loom: WithInitialLimit(%d): the limit must be positive", n))
 	}
 	return option(func(c *config) { c.limitInitial = n })
 }
 
-// IgnoreThreadWatch makes the executor admit tasks while a ThreadWatch is
+// WithoutThreadWatch makes the executor admit tasks while a ThreadWatch is
 // tripped. By default every executor refuses new tasks with ErrRejected
 // then, so that a process short of OS threads sheds load instead of dying.
-func IgnoreThreadWatch() Option {
+func WithoutThreadWatch() Option {
 	return option(func(c *config) { c.ignoreThreads = true })
 }
 
 // newConfig applies opts for an executor of kind k. It panics, as the
-// constructors document, when an option does not apply to k: Queue or Full
-// to a kind that is never full, LimitRange or InitialLimit to any kind but
+// constructors document, when an option does not apply to k: WithQueue or WithFull
+// to a kind that is never full, WithLimitRange or WithInitialLimit to any kind but
 // adaptive.
 func newConfig(k Kind, opts []Option) config {
 	var c config
@@ -162,10 +162,10 @@ func newConfig(k Kind, opts []Option) config {
 		}
 	}
 	if info := lookupKind(k); !info.bounded && (c.queueSet || c.full != 0) {
-		panic(fmt.Sprintf("loom: %s executors never queue or fill up: Queue and Full do not apply", k))
+		panic(fmt.Sprintf("loom: %s executors never queue or fill up: WithQueue and WithFull do not apply", k))
 	}
 	if k != KindAdaptive && (c.limitMin != 0 || c.limitInitial != 0) {
-		panic(fmt.Sprintf("loom: %s executors have no adaptive limit: LimitRange and InitialLimit do not apply", k))
+		panic(fmt.Sprintf("loom: %s executors have no adaptive limit: WithLimitRange and WithInitialLimit do not apply", k))
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()

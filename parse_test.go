@@ -256,7 +256,7 @@ func TestSpecNewErrors(t *testing.T) {
 		{Spec{Kind: KindLimit, Workers: 1, Queue: QueueFollowsLimit}, nil, "queue: -1 (QueueFollowsLimit) applies to adaptive executors only"},
 		{Spec{Kind: KindPool, Workers: 1, Queue: QueueFollowsLimit}, nil, "applies to adaptive executors only"},
 		{Spec{Kind: KindAdaptive, Queue: -2}, nil, "queue: -2 is negative"},
-		{Spec{Kind: KindPool, Workers: 2}, []Option{Queue(5)}, "Queue and Full options do not combine with a spec"},
+		{Spec{Kind: KindPool, Workers: 2}, []Option{WithQueue(5)}, "WithQueue and WithFull options do not combine with a spec"},
 	}
 	for _, tt := range tests {
 		e, err := tt.spec.New(tt.opts...)
@@ -298,7 +298,7 @@ func TestLongSpecQuotedOnce(t *testing.T) {
 }
 
 func TestParseWithOptions(t *testing.T) {
-	e, err := Parse("pool:2,name=spec", Name("option"))
+	e, err := Parse("pool:2,name=spec", WithName("option"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestParseWithOptions(t *testing.T) {
 	if s := e.Stats(); s.Name != "spec" {
 		t.Errorf("name = %q; want the spec's name %q", s.Name, "spec")
 	}
-	e2, err := Parse("pool:2", Name("option"))
+	e2, err := Parse("pool:2", WithName("option"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,23 +320,23 @@ func TestParseWithOptions(t *testing.T) {
 		spec           string
 		workers, limit int
 	}{{"adaptive", 50, 7}, {"adaptive,max=40,initial=9", 40, 9}} {
-		e3, err := Parse(tt.spec, LimitRange(5, 50), InitialLimit(7))
+		e3, err := Parse(tt.spec, WithLimitRange(5, 50), WithInitialLimit(7))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if s := e3.Stats(); s.Workers != tt.workers || s.Limit != tt.limit {
-			t.Errorf("Parse(%q, LimitRange(5, 50), InitialLimit(7)): workers, limit = %d, %d; want %d, %d",
+			t.Errorf("Parse(%q, WithLimitRange(5, 50), WithInitialLimit(7)): workers, limit = %d, %d; want %d, %d",
 				tt.spec, s.Workers, s.Limit, tt.workers, tt.limit)
 		}
 		shutdown(t, e3)
 	}
 	// A spec says its queue and policy; an option saying them too would be
 	// silently overruled, so it is an error.
-	if _, err := Parse("pool:2", Queue(5)); err == nil || !strings.Contains(err.Error(), "set its queue and full instead") {
-		t.Errorf("Parse(pool:2, Queue(5)) error = %v; want one saying to set the queue in the spec", err)
+	if _, err := Parse("pool:2", WithQueue(5)); err == nil || !strings.Contains(err.Error(), "set its queue and full instead") {
+		t.Errorf("Parse(pool:2, WithQueue(5)) error = %v; want one saying to set the queue in the spec", err)
 	}
-	if _, err := Parse("virtual", Queue(5)); err == nil || !strings.Contains(err.Error(), "do not combine with a spec") {
-		t.Errorf("Parse(virtual, Queue(5)) error = %v; want one saying Queue does not apply", err)
+	if _, err := Parse("virtual", WithQueue(5)); err == nil || !strings.Contains(err.Error(), "do not combine with a spec") {
+		t.Errorf("Parse(virtual, WithQueue(5)) error = %v; want one saying WithQueue does not apply", err)
 	}
 }
 

@@ -14,18 +14,18 @@ import (
 // pprof labels executor=<name> and kind=pool.
 //
 // At most workers tasks run at once; Pool(1) runs tasks one at a time, in
-// the order they were admitted. Defaults: Queue(workers) and Full(FullWait).
+// the order they were admitted. Defaults: WithQueue(workers) and WithFull(FullWait).
 // Go admits the task, to a parked worker or to the queue, and returns; Run
 // admits it and blocks until it returns. When every worker is busy and the
 // queue is full, both block until there is room or ctx ends (then they
-// return ctx.Err()); under Full(FullReject) they return ErrRejected at once.
-// With Queue(0) a task is admitted only while a worker is parked waiting for
+// return ctx.Err()); under WithFull(FullReject) they return ErrRejected at once.
+// Under WithQueue(0) a task is admitted only while a worker is parked waiting for
 // one. After Shutdown has begun they return ErrClosed; while a ThreadWatch is
-// tripped, ErrRejected (see IgnoreThreadWatch). A task whose ctx has ended
+// tripped, ErrRejected (see WithoutThreadWatch). A task whose ctx has ended
 // (or passed its deadline) when a worker takes it is dropped unrun and
 // counted in Stats.Expired; Run then returns ctx's error. A started task runs
 // even if ctx ends meanwhile (the task sees ctx's error); a panic in it is
-// recovered and reported (see PanicHandler). A task that calls Run on its own
+// recovered and reported (see WithPanicHandler). A task that calls Run on its own
 // pool waits for a worker like any caller. Per task, nothing is allocated
 // unless ctx is cancellable (then two allocations). Pool is safe for
 // concurrent use; it panics if workers is not positive.
@@ -60,16 +60,16 @@ type pool struct {
 	// empty hands its task straight to a parked worker (docs/executors.md
 	// says why not one channel for every parked worker).
 	tasks    chan job
-	idleHint chan struct{} // see waiters; nil unless Queue(0)
+	idleHint chan struct{} // see waiters; nil unless WithQueue(0)
 	alive    atomic.Int64  // workers not yet exited
 	done     chan struct{} // closed when the last worker exits
 	// The fields above are read on every task; idle and waiters are
 	// written whenever a worker parks, so they get cache lines of their own.
 	_    [64]byte
 	idle idleStack
-	// waiters counts the submitters waiting for room under Full(FullWait); a
+	// waiters counts the submitters waiting for room under WithFull(FullWait); a
 	// worker that parks then signals idleHint, so that one of them can hand
-	// it a task directly (with Queue(0) nothing else would wake them).
+	// it a task directly (under WithQueue(0) nothing else would wake them).
 	waiters atomic.Int64
 	_       [64]byte
 }

@@ -46,7 +46,7 @@ func TestPoolHandOffUnderChurn(t *testing.T) {
 			kind = "threads"
 		}
 		t.Run(fmt.Sprintf("%s,workers=%d,queue=%d,full=%v", kind, tc.workers, tc.queue, tc.full), func(t *testing.T) {
-			opts := []Option{Queue(tc.queue), Full(tc.full), PanicHandler(func(string, any, []byte) {})}
+			opts := []Option{WithQueue(tc.queue), WithFull(tc.full), WithPanicHandler(func(string, any, []byte) {})}
 			newPool := Pool
 			if tc.threads {
 				newPool = Threads
@@ -106,7 +106,7 @@ func TestPoolHandOffUnderChurn(t *testing.T) {
 				t.Errorf("ran %d tasks; want the %d admitted", got, want)
 			}
 			if tc.full == FullWait && rejected.Load() != 0 {
-				t.Errorf("rejected %d tasks under Full(FullWait); want 0", rejected.Load())
+				t.Errorf("rejected %d tasks under WithFull(FullWait); want 0", rejected.Load())
 			}
 			s := e.Stats()
 			if s.Submitted != uint64(admitted.Load()) || s.Completed != s.Submitted || s.Rejected != uint64(rejected.Load()) {
@@ -132,7 +132,7 @@ func TestPoolShutdownRacesSubmitters(t *testing.T) {
 	const submitters = 8
 	for _, queue := range []int{0, 4} {
 		t.Run(fmt.Sprintf("queue=%d", queue), func(t *testing.T) {
-			e := Pool(4, Queue(queue))
+			e := Pool(4, WithQueue(queue))
 			var ran, admitted atomic.Int64
 			task := func(context.Context) { ran.Add(1) }
 			var wg sync.WaitGroup
@@ -183,7 +183,7 @@ func TestPoolShutdownRacesSubmitters(t *testing.T) {
 // tasks submitted one after another run in that order.
 func TestPoolKeepsOrderWhileWorkerParks(t *testing.T) {
 	const tasks = 20000
-	e := Pool(1, Queue(tasks))
+	e := Pool(1, WithQueue(tasks))
 	order := make([]int, 0, tasks) // appended by the one worker only
 	for i := range tasks {
 		if err := e.Go(context.Background(), func(context.Context) { order = append(order, i) }); err != nil {
@@ -210,7 +210,7 @@ func TestPoolKeepsOrderWhileWorkerParks(t *testing.T) {
 // push the peak past the workers) and tasks have been both handed to parked
 // workers and queued.
 func TestPoolPeakRunning(t *testing.T) {
-	e := Pool(3, Queue(10))
+	e := Pool(3, WithQueue(10))
 	for range 3 {
 		done := make(chan struct{})
 		if err := e.Go(context.Background(), func(context.Context) {
@@ -262,7 +262,7 @@ func TestPoolWakesParkedWorker(t *testing.T) {
 		{1, 0}, {1, 1}, {1, 8}, {2, 0}, {2, 1}, {2, 8},
 	} {
 		t.Run(fmt.Sprintf("workers=%d,queue=%d", tc.workers, tc.queue), func(t *testing.T) {
-			e := Pool(tc.workers, Queue(tc.queue))
+			e := Pool(tc.workers, WithQueue(tc.queue))
 			defer shutdownWithin(t, e)
 			ran := make(chan struct{}, submitters*each)
 			task := func(context.Context) { ran <- struct{}{} }

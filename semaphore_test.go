@@ -291,9 +291,9 @@ func TestSemaphoreCloseRacesRelease(t *testing.T) {
 }
 
 // TestLimitAdmitsWaitingCallersInOrder queues callers of a full Limit with
-// Full(FullWait) one after another: they must run in the order they came.
+// WithFull(FullWait) one after another: they must run in the order they came.
 func TestLimitAdmitsWaitingCallersInOrder(t *testing.T) {
-	e := Limit(1, Full(FullWait))
+	e := Limit(1, WithFull(FullWait))
 	defer shutdown(t, e)
 	l := e.(*limit)
 	release := make(chan struct{})
@@ -335,7 +335,7 @@ func TestLimitAdmitsWaitingCallersInOrder(t *testing.T) {
 // is shut down.
 func TestLimitChurnWithCancelledCallers(t *testing.T) {
 	const bound = 3
-	e := Limit(bound, Queue(2), Full(FullWait))
+	e := Limit(bound, WithQueue(2), WithFull(FullWait))
 	var running, peak, ran, accepted atomic.Int64
 	task := func(context.Context) {
 		r := running.Add(1)

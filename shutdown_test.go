@@ -19,10 +19,10 @@ func TestShutdownDrains(t *testing.T) {
 		make func() Executor
 	}{
 		{"virtual", func() Executor { return Virtual() }},
-		{"pool", func() Executor { return Pool(2, Queue(20)) }},
-		{"threads", func() Executor { return Threads(2, Queue(20)) }},
+		{"pool", func() Executor { return Pool(2, WithQueue(20)) }},
+		{"threads", func() Executor { return Threads(2, WithQueue(20)) }},
 		{"thread-per-task", func() Executor { return ThreadPerTask() }},
-		{"limit", func() Executor { return Limit(2, Queue(20)) }},
+		{"limit", func() Executor { return Limit(2, WithQueue(20)) }},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			e := tc.make()
@@ -78,10 +78,10 @@ func TestShutdownDeadline(t *testing.T) {
 		running int // tasks that start at once
 	}{
 		{"virtual", func() Executor { return Virtual() }, 6},
-		{"pool", func() Executor { return Pool(2, Queue(6)) }, 2},
-		{"threads", func() Executor { return Threads(2, Queue(6)) }, 2},
+		{"pool", func() Executor { return Pool(2, WithQueue(6)) }, 2},
+		{"threads", func() Executor { return Threads(2, WithQueue(6)) }, 2},
 		{"thread-per-task", func() Executor { return ThreadPerTask() }, 6},
-		{"limit", func() Executor { return Limit(2, Queue(6)) }, 2},
+		{"limit", func() Executor { return Limit(2, WithQueue(6)) }, 2},
 	} {
 		for _, submit := range []struct {
 			name string

@@ -45,11 +45,11 @@ type Spec struct {
 	// and adaptive (default FullReject); ParseSpec fills the default in, and
 	// New takes 0 to mean it. It must be 0 for the others.
 	Full FullPolicy
-	// Name names the executor (see the Name option); "" leaves it unnamed,
+	// Name names the executor (see WithName); "" leaves it unnamed,
 	// or named by New's options, or by FromEnv after the name it was given.
 	Name string
 	// MinLimit, MaxLimit and InitialLimit bound an adaptive executor's
-	// limit and set where it starts (LimitRange, InitialLimit); 0 means the
+	// limit and set where it starts (WithLimitRange, WithInitialLimit); 0 means the
 	// default (1, 10,000 and the maximum). Each must be 0 for the other kinds, and
 	// InitialLimit, when given, within the range.
 	MinLimit, MaxLimit, InitialLimit int
@@ -71,7 +71,7 @@ type kindInfo struct {
 	// more than a guard against typos; see the bounds below.
 	most    int
 	mostWhy string
-	// bounded says whether the kind can be full, so that Queue and Full
+	// bounded says whether the kind can be full, so that WithQueue and WithFull
 	// apply to it.
 	bounded bool
 	// adapts says whether the kind's limit moves, so that min, max and
@@ -123,8 +123,8 @@ func init() {
 			build: func(s Spec, opts []Option) (Executor, error) { return Limit(s.Workers, opts...), nil }},
 		{kind: KindAdaptive, bounded: true, adapts: true, queue: func(int) int { return QueueFollowsLimit }, full: FullReject,
 			build: func(s Spec, opts []Option) (Executor, error) {
-				// What the spec leaves at 0, LimitRange and InitialLimit
-				// options may set, as Name fills in an unnamed spec.
+				// What the spec leaves at 0, WithLimitRange and WithInitialLimit
+				// options may set, as WithName fills in an unnamed spec.
 				return Adaptive(append(opts, option(func(c *config) {
 					if s.MinLimit != 0 || s.MaxLimit != 0 {
 						c.limitMin, c.limitMax = s.MinLimit, s.MaxLimit
@@ -426,8 +426,8 @@ func (s Spec) String() string {
 }
 
 // New builds the executor s describes; opts apply first, for what a spec
-// cannot say (PanicHandler, PanicLogger) and for a Name the spec leaves
-// empty. Queue and Full options are an error: set s.Queue and s.Full. New
+// cannot say (WithPanicHandler, WithPanicLogger) and for a name the spec leaves
+// empty. WithQueue and WithFull options are an error: set s.Queue and s.Full. New
 // returns an error, wrapping ErrBadSpec, for a Spec ParseSpec would refuse,
 // and for threads:N when N OS threads and the runtime's own would exceed the
 // process's thread limit (debug.SetMaxThreads); it panics on nothing. A
@@ -453,17 +453,17 @@ func (s Spec) New(opts ...Option) (Executor, error) {
 	}
 	if given.queueSet || given.full != 0 {
 		return nil, &specError{verb: "build", spec: s.String(),
-			reason: errors.New("the Queue and Full options do not combine with a spec: set its queue and full instead")}
+			reason: errors.New("the WithQueue and WithFull options do not combine with a spec: set its queue and full instead")}
 	}
 	all := opts[:len(opts):len(opts)]
 	if s.Name != "" {
-		all = append(all, Name(s.Name))
+		all = append(all, WithName(s.Name))
 	}
 	if k.bounded && s.Queue != QueueFollowsLimit { // adaptive's default: no Queue option
-		all = append(all, Queue(s.Queue))
+		all = append(all, WithQueue(s.Queue))
 	}
 	if k.bounded {
-		all = append(all, Full(s.Full))
+		all = append(all, WithFull(s.Full))
 	}
 	e, err := k.build(s, all)
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 // (debug.SetMaxThreads) crash the process, so keep the tasks in flight well
 // below it. Goroutines carry the pprof labels executor=<name> and
 // kind=thread-per-task; a panicking task is recovered and reported. Safe for
-// concurrent use. It panics if given Queue or Full.
+// concurrent use. It panics if given WithQueue or WithFull.
 func ThreadPerTask(opts ...Option) Executor {
 	e := &threadPerTask{}
 	e.init(KindThreadPerTask, opts)

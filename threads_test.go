@@ -17,7 +17,7 @@ import (
 // not change thread across a sleep, which an unlocked goroutine may.
 func TestThreadsLockEachWorkerToItsThread(t *testing.T) {
 	const workers = 3
-	e := Threads(workers, Queue(1000))
+	e := Threads(workers, WithQueue(1000))
 	defer shutdown(t, e)
 
 	var mu sync.Mutex
@@ -106,7 +106,7 @@ func TestGoroutinesCarryPprofLabels(t *testing.T) {
 	for _, tc := range everyExecutor {
 		t.Run(tc.kind, func(t *testing.T) {
 			name := "labelled-" + tc.kind
-			e := tc.make(Name(name))
+			e := tc.make(WithName(name))
 			defer shutdown(t, e)
 			started, release := make(chan struct{}), make(chan struct{})
 			if err := e.Go(context.Background(), func(context.Context) {

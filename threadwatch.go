@@ -18,7 +18,7 @@ import (
 // with "fatal error: thread exhaustion". While it runs, the watch reads the
 // runtime's thread count (runtime/metrics) and, from the moment the count
 // reaches the high-water mark until it falls below the low-water mark, every
-// loom executor built without IgnoreThreadWatch refuses new tasks with
+// loom executor built without WithoutThreadWatch refuses new tasks with
 // ErrRejected (web answers 503). It logs once when an episode begins and once
 // when it ends, naming the executors that refused tasks.
 //
@@ -79,7 +79,7 @@ type ThreadWatchStats struct {
 // every executor's Stats carries as Threads: the last reading of whichever
 // watch read last, Running while any watch runs, Tripped while any is
 // tripped (then executors refuse new tasks, unless built with
-// IgnoreThreadWatch), and PeakThreads and Episodes over every watch the
+// WithoutThreadWatch), and PeakThreads and Episodes over every watch the
 // process has run. All are zero until a watch has started. It loads a few
 // atomic values and reads no runtime metric, so Stats stays cheap; it is
 // safe for concurrent use.

@@ -85,7 +85,7 @@ func TestThreadWatchRefusal(t *testing.T) {
 				}
 			}
 			defer untrip()
-			e := tc.make(Name("guarded"))
+			e := tc.make(WithName("guarded"))
 			defer shutdown(t, e)
 			if s := e.Stats(); !s.Threads.Tripped {
 				t.Errorf("Stats().Threads while tripped = %+v; want Tripped", s.Threads)
@@ -95,10 +95,10 @@ func TestThreadWatchRefusal(t *testing.T) {
 					t.Errorf("%s while tripped = %v; want ErrRejected", name, err)
 				}
 			}
-			ignoring := tc.make(IgnoreThreadWatch())
+			ignoring := tc.make(WithoutThreadWatch())
 			defer shutdown(t, ignoring)
 			if err := ignoring.Run(context.Background(), func(context.Context) {}); err != nil {
-				t.Errorf("Run with IgnoreThreadWatch while tripped = %v; want nil", err)
+				t.Errorf("Run with WithoutThreadWatch while tripped = %v; want nil", err)
 			}
 			if got := threadRefusals.untrip(); got != "guarded=2" {
 				t.Errorf("episode report %q; want guarded=2", got)

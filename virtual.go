@@ -8,13 +8,13 @@ import (
 // Virtual returns an executor that runs each task on a new goroutine: Go's
 // counterpart of a virtual thread per task. It never queues and is never
 // full, so Go and Run return ErrClosed after Shutdown and ErrRejected only
-// while a ThreadWatch is tripped (see IgnoreThreadWatch); otherwise nil.
+// while a ThreadWatch is tripped (see WithoutThreadWatch); otherwise nil.
 // Go returns at once; Run runs the task on the caller's goroutine, keeping
 // the caller's pprof labels, and returns when it does. Started goroutines
 // carry the labels executor=<name> and kind=virtual. A panicking task is
-// recovered and reported (PanicHandler). Run allocates nothing when the
+// recovered and reported (WithPanicHandler). Run allocates nothing when the
 // submit context is context.Background. Safe for concurrent use. It panics if
-// given Queue or Full. Bound it with Limit when something downstream needs
+// given WithQueue or WithFull. Bound it with Limit when something downstream needs
 // protecting.
 func Virtual(opts ...Option) Executor {
 	v := &virtual{}

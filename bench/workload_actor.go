@@ -177,7 +177,7 @@ func serveActorEcho(ctx context.Context, app *web.App, p Plan, d actor.Dispatche
 	if err != nil {
 		return nil, err
 	}
-	handlers := loom.Virtual(loom.Name("echo-requests"))
+	handlers := loom.Virtual(loom.WithName("echo-requests"))
 	stop := func() error {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()

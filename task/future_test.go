@@ -13,8 +13,8 @@ import (
 func executors() map[string]func() loom.Executor {
 	return map[string]func() loom.Executor{
 		"virtual": func() loom.Executor { return loom.Virtual() },
-		"pool":    func() loom.Executor { return loom.Pool(2, loom.Queue(16)) },
-		"limit":   func() loom.Executor { return loom.Limit(4, loom.Queue(16)) },
+		"pool":    func() loom.Executor { return loom.Pool(2, loom.WithQueue(16)) },
+		"limit":   func() loom.Executor { return loom.Limit(4, loom.WithQueue(16)) },
 	}
 }
 
@@ -132,7 +132,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestCancelBeforeStart(t *testing.T) {
-	exec := loom.Pool(1, loom.Queue(1))
+	exec := loom.Pool(1, loom.WithQueue(1))
 	shutdown(t, exec)
 	ctx := context.Background()
 	busy, release := occupy(ctx, exec)
@@ -182,7 +182,7 @@ func TestDefaultExecutor(t *testing.T) {
 // A future whose function the executor abandons at Shutdown, unrun, fails
 // with loom.ErrAbandoned instead of never completing.
 func TestAbandonedAtShutdown(t *testing.T) {
-	exec := loom.Pool(1, loom.Queue(1))
+	exec := loom.Pool(1, loom.WithQueue(1))
 	ctx := context.Background()
 	busy, release := occupy(ctx, exec)
 	queued := task.Go(ctx, exec, func(context.Context) (int, error) { return 1, nil })

@@ -115,7 +115,7 @@ func ExampleValue() {
 }
 
 func ExampleExecutorFromEnv() {
-	app := web.MustNew(web.Executor(loom.Virtual(loom.Name("http"))))
+	app := web.MustNew(web.Executor(loom.Virtual(loom.WithName("http"))))
 	defer app.Shutdown(context.Background())
 	// The slow routes get their own bounded executor, "reports", which the
 	// App builds and shuts down (LOOM_EXECUTOR_REPORTS overrides the spec):

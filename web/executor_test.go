@@ -83,7 +83,7 @@ func TestClientGoneBeforeStartSkipsHandler(t *testing.T) {
 		}
 	})
 	t.Run("gone while queued", func(t *testing.T) {
-		waiting := loom.Limit(1, loom.Queue(1), loom.Full(loom.FullWait))
+		waiting := loom.Limit(1, loom.WithQueue(1), loom.WithFull(loom.FullWait))
 		defer waiting.Shutdown(context.Background())
 		release := blockOne(t, waiting)
 		defer release()
@@ -256,7 +256,7 @@ func TestExecutorFromEnvOneFallbackPerName(t *testing.T) {
 }
 
 func TestGroupExecutorAndDecorators(t *testing.T) {
-	pool := loom.Pool(1, loom.Name("api"))
+	pool := loom.Pool(1, loom.WithName("api"))
 	defer pool.Shutdown(context.Background())
 	tag := func(name string) func(http.Handler) http.Handler {
 		return func(next http.Handler) http.Handler {

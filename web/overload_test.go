@@ -79,7 +79,7 @@ func TestExpiredRequestIs503(t *testing.T) {
 		}
 	})
 	t.Run("while queued", func(t *testing.T) {
-		e := loom.Adaptive(loom.LimitRange(1, 1), loom.Queue(1))
+		e := loom.Adaptive(loom.WithLimitRange(1, 1), loom.WithQueue(1))
 		t.Cleanup(func() { _ = e.Shutdown(t.Context()) })
 		app := newApp(t, web.Executor(e))
 		inside, release := make(chan struct{}), make(chan struct{})

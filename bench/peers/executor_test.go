@@ -45,7 +45,9 @@ var contenders = []contender{
 	{"pool", "ants", newAnts},
 	{"pool", "pond", newPond},
 	{"pool", "chan", newChanPool},
-	{"limit", "loom", func() (executor, error) { return loomExecutor{loom.Limit(benchWorkers, loom.Full(loom.FullWait))}, nil }},
+	{"limit", "loom", func() (executor, error) {
+		return loomExecutor{loom.Limit(benchWorkers, loom.WithFull(loom.FullWait))}, nil
+	}},
 	{"limit", "errgroup", newErrgroup},
 	{"limit", "semaphore", newSemaphore},
 	{"virtual", "loom", func() (executor, error) { return loomExecutor{loom.Virtual()}, nil }},
@@ -85,7 +87,7 @@ func handOff(submit func(func()) error, task func()) func() error {
 
 // antsPool is an ants.Pool with benchWorkers workers and ants' defaults:
 // Submit blocks while every worker is busy, as loom's Pool does with
-// Full(FullWait) once its queue is full.
+// WithFull(FullWait) once its queue is full.
 type antsPool struct{ p *ants.Pool }
 
 func newAnts() (executor, error) {

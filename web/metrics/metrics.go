@@ -136,7 +136,7 @@ func (c executorCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect reports each executor under a distinct name: executors without
 // one are "executor-N", and a name seen already (two executors made with
-// one loom.Name) gets "-2", "-3", …, since Prometheus refuses a whole
+// one loom.WithName) gets "-2", "-3", …, since Prometheus refuses a whole
 // scrape that holds one label set twice.
 func (c executorCollector) Collect(ch chan<- prometheus.Metric) {
 	seen := map[string]bool{}

@@ -113,7 +113,7 @@ func TestMetricsWithExecutorsOfOneName(t *testing.T) {
 	app := webtest.NewApp(t)
 	metrics.Mount(app, "/metrics")
 	for _, route := range []string{"/a", "/b"} {
-		e := loom.Pool(1, loom.Name("reports"))
+		e := loom.Pool(1, loom.WithName("reports"))
 		defer e.Shutdown(context.Background())
 		app.Get(route, text("hi"), web.Executor(e))
 	}
@@ -140,7 +140,7 @@ func TestMetricsShowTheThreadWatch(t *testing.T) {
 	app := webtest.NewApp(t)
 	m := metrics.New(app)
 	app.Observe(m)
-	guarded := loom.Virtual(loom.Name("guarded"))
+	guarded := loom.Virtual(loom.WithName("guarded"))
 	defer guarded.Shutdown(context.Background())
 	app.Get("/hello", text("hi"), web.Executor(guarded))
 	scrape := func() string {
