@@ -10,11 +10,21 @@ import (
 // the occurrence already.
 var ErrClaimed = errors.New("task: occurrence claimed by another instance")
 
+// ErrUnavailable is wrapped by the errors of a Locker that could not reach
+// its store (a database restarting, a connection refused or dropped): the
+// same call may succeed once the store is back. The Scheduler retries such a
+// claim or take-over, backing off, for up to MisfireGrace.
+var ErrUnavailable = errors.New("task: locker unavailable")
+
 // A Locker lets several instances of a service share a Scheduler's jobs so
 // that each occurrence, a job name and a scheduled time, runs once. The
 // Scheduler claims an occurrence before running it and ends the claim when
 // the job returns. Implementations must be safe for concurrent use; see the
 // taskpg sub-package for PostgreSQL.
+//
+// Claim and TakeOver return an error wrapping ErrUnavailable when their
+// store cannot answer for now, and any other error when it refused the
+// call; the Scheduler retries only the first kind.
 type Locker interface {
 	// Claim claims the occurrence of job scheduled at at, or returns
 	// ErrClaimed if another instance holds or has run it.

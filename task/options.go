@@ -70,7 +70,10 @@ func (r SkipReason) String() string {
 	return fmt.Sprintf("SkipReason(%d)", int(r))
 }
 
-// An Overlap policy says what happens when a job is due while it runs.
+// An Overlap policy says what happens when a job is due while it runs. A
+// run still waiting for its Locker's answer does not count as running; runs
+// whose claims the Locker answers together run one after another (at once
+// under Allow).
 type Overlap int
 
 const (

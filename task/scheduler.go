@@ -111,7 +111,7 @@ func (s *Scheduler) Add(name string, trigger Trigger, fn func(ctx context.Contex
 	if err != nil {
 		return fmt.Errorf("add job %q: %w", name, err)
 	}
-	j := &job{s: s, name: name, fn: fn, trigger: trigger, cfg: cfg, ended: make(chan time.Time, 1)}
+	j := &job{s: s, name: name, fn: fn, trigger: trigger, cfg: cfg, ended: make(chan time.Time, 1), turn: make(chan struct{}, 1)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -143,9 +143,12 @@ type JobInfo struct {
 	LastError    error         // its error; nil if it succeeded
 
 	Runs     uint64 // runs finished
-	Failures uint64 // runs that returned an error or panicked, were refused by the executor, or could not be claimed
+	Failures uint64 // runs that returned an error or panicked, were refused by the executor, or whose claim the Locker refused
 	Panics   uint64 // runs that panicked (also counted in Failures)
-	Missed   uint64 // occurrences that did not run because they were late (see Misfire)
+	// Missed counts occurrences that did not run because they were late
+	// (see Misfire), or because the Locker stayed unavailable
+	// (ErrUnavailable) for MisfireGrace after their first claim attempt.
+	Missed   uint64
 	Overlaps uint64 // occurrences that did not run because the job was running (see Overlap)
 	// Elsewhere counts occurrences another instance claimed (see Locker).
 	Elsewhere uint64
@@ -270,9 +273,15 @@ type job struct {
 
 	mu       sync.Mutex
 	info     JobInfo
-	running  int
+	running  int // runs under way, claiming included
+	claiming int // runs waiting for the Locker's answer
 	queued   bool
 	queuedAt time.Time
+
+	// turn lets one claimed run call fn at a time unless the policy is
+	// Allow: the claims that waited for an unavailable Locker are all
+	// answered when it comes back.
+	turn chan struct{}
 }
 
 // loop waits for each occurrence and triggers it, until Shutdown.
@@ -402,7 +411,7 @@ func (j *job) skipped(reason SkipReason, n int) {
 // it allows; it reports whether a run started.
 func (j *job) fire(at time.Time) bool {
 	j.mu.Lock()
-	if j.running > 0 {
+	if j.running-j.claiming > 0 {
 		switch {
 		case j.cfg.overlap == Queue && !j.queued:
 			j.queued, j.queuedAt = true, at
@@ -453,38 +462,10 @@ func (j *job) run(ctx context.Context, at time.Time) {
 	s := j.s
 	defer func() { j.finish(s.now()) }()
 	if s.locker != nil && j.trigger.distributed() {
-		claim, err := s.locker.Claim(ctx, j.name, at)
-		if errors.Is(err, ErrClaimed) {
-			j.skipped(ClaimedElsewhere, 1)
-		} else if err != nil {
-			j.record(at, s.now(), 0, fmt.Errorf("task: job %q: claim %s: %w", j.name, at.Format(time.RFC3339), err))
-		} else {
-			j.runClaimed(ctx, at, claim)
-		}
-		j.takeOver(ctx)
+		j.runLocked(ctx, at)
 		return
 	}
 	j.call(ctx, at)
-}
-
-// takeOver runs once more any occurrence whose holder died before finishing it.
-func (j *job) takeOver(ctx context.Context) {
-	at, claim, ok, err := j.s.locker.TakeOver(ctx, j.name)
-	if err != nil {
-		j.s.log.Error("task: take over", "job", j.name, "err", err)
-		return
-	}
-	if ok {
-		ctx = context.WithValue(ctx, scheduledKey, at)
-		j.runClaimed(ctx, at, claim)
-	}
-}
-
-func (j *job) runClaimed(ctx context.Context, at time.Time, claim Claim) {
-	err := j.call(ctx, at)
-	if err := claim.Done(context.WithoutCancel(ctx), err); err != nil {
-		j.s.log.Error("task: end claim", "job", j.name, "scheduled", at, "err", err)
-	}
 }
 
 // call runs fn once with the hooks around it and records the outcome.

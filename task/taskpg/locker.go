@@ -15,6 +15,14 @@
 // its claim while the job runs, and another instance takes over an
 // occurrence whose holder stopped renewing before finishing it; jobs must
 // then be idempotent.
+//
+// A database that cannot answer (restarting, refusing connections, a
+// connection dropped; see unavailable.go for the exact list) makes Claim
+// and TakeOver return errors wrapping task.ErrUnavailable, which the
+// Scheduler retries; renewals and Done retry by themselves. A claim whose
+// reply was lost after the server applied it is found claimed on retry
+// (task.ErrClaimed): with a Lease nobody renews it, so it is taken over
+// once the lease runs out; without one it does not run.
 package taskpg
 
 import (
@@ -26,6 +34,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/loomrt/loom/task"
@@ -127,7 +136,8 @@ func (l *Locker) Migrate(ctx context.Context) error {
 }
 
 // Claim claims the occurrence of job at at: it inserts the row, or returns
-// task.ErrClaimed if the row exists.
+// task.ErrClaimed if the row exists. An error wraps task.ErrUnavailable
+// when the database could not answer (see the package comment).
 func (l *Locker) Claim(ctx context.Context, job string, at time.Time) (task.Claim, error) {
 	l.prune(ctx)
 	var lease any // NULL: no lease
@@ -138,7 +148,7 @@ func (l *Locker) Claim(ctx context.Context, job string, at time.Time) (task.Clai
 		VALUES ($1, $2, $3, now() + $4::interval)
 		ON CONFLICT (job, scheduled_at) DO NOTHING`, job, at, l.owner, lease)
 	if err != nil {
-		return nil, fmt.Errorf("taskpg: claim %q at %s: %w", job, at.Format(time.RFC3339Nano), err)
+		return nil, fmt.Errorf("taskpg: claim %q at %s: %w", job, at.Format(time.RFC3339Nano), classify(err))
 	}
 	if tag.RowsAffected() == 0 {
 		return nil, task.ErrClaimed
@@ -147,7 +157,8 @@ func (l *Locker) Claim(ctx context.Context, job string, at time.Time) (task.Clai
 }
 
 // TakeOver claims the oldest occurrence of job whose lease ran out before
-// it finished, if the Locker has a Lease.
+// it finished, if the Locker has a Lease. An error wraps
+// task.ErrUnavailable when the database could not answer.
 func (l *Locker) TakeOver(ctx context.Context, job string) (time.Time, task.Claim, bool, error) {
 	if l.lease <= 0 {
 		return time.Time{}, nil, false, nil
@@ -163,7 +174,7 @@ func (l *Locker) TakeOver(ctx context.Context, job string) (time.Time, task.Clai
 		return time.Time{}, nil, false, nil
 	}
 	if err != nil {
-		return time.Time{}, nil, false, fmt.Errorf("taskpg: take over %q: %w", job, err)
+		return time.Time{}, nil, false, fmt.Errorf("taskpg: take over %q: %w", job, classify(err))
 	}
 	return at, l.hold(job, at), true, nil
 }
@@ -218,39 +229,79 @@ type claim struct {
 	done chan struct{}
 }
 
-// renew extends the lease every Lease/3 until Done or Close.
+// renew extends the lease every Lease/3 until Done or Close. A renewal the
+// database could not answer is tried again sooner, backing off from
+// minRetry to maxRetry (or Lease/3 if shorter), so that the lease is
+// extended within maxRetry of the server's return.
 func (c *claim) renew() {
 	defer c.l.renewals.Done()
-	ticker := time.NewTicker(c.l.lease / 3)
-	defer ticker.Stop()
+	period := c.l.lease / 3
+	var wait time.Duration // since the last failure; 0 after a success
+	timer := time.NewTimer(period)
+	defer timer.Stop()
 	for {
 		select {
-		case <-ticker.C:
-			ctx, cancel := context.WithTimeout(context.Background(), c.l.lease/3)
-			c.l.pool.Exec(ctx, `UPDATE `+c.l.table+` SET lease_until = now() + $4::interval
-				WHERE job = $1 AND scheduled_at = $2 AND owner = $3 AND finished_at IS NULL`, c.job, c.at, c.l.owner, c.l.lease)
-			cancel()
+		case <-timer.C:
 		case <-c.done:
 			return
 		case <-c.l.stop:
 			return
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), period)
+		_, err := c.l.pool.Exec(ctx, `UPDATE `+c.l.table+` SET lease_until = now() + $4::interval
+			WHERE job = $1 AND scheduled_at = $2 AND owner = $3 AND finished_at IS NULL`, c.job, c.at, c.l.owner, c.l.lease)
+		timedOut := ctx.Err() != nil
+		cancel()
+		if err != nil && (timedOut || unavailable(err)) {
+			wait = backoff(wait, min(period, maxRetry))
+			timer.Reset(wait)
+			continue
+		}
+		wait = 0
+		timer.Reset(period)
 	}
 }
 
 // Done marks the occurrence finished, with err's text if not nil; ErrLost
-// if another instance has taken it over meanwhile.
+// if another instance has taken it over meanwhile. With a Lease, a database
+// that cannot answer is tried again, backing off, for up to one Lease
+// (after which another instance may take the occurrence over anyway), or
+// until ctx ends or Close; the error then wraps task.ErrUnavailable.
 func (c *claim) Done(ctx context.Context, err error) error {
 	c.once.Do(func() { close(c.done) })
 	var text any
 	if err != nil {
 		text = err.Error()
 	}
-	tag, dbErr := c.l.pool.Exec(ctx, `UPDATE `+c.l.table+` SET finished_at = now(), lease_until = NULL, error = $4
-		WHERE job = $1 AND scheduled_at = $2 AND owner = $3`, c.job, c.at, c.l.owner, text)
+	finish := func() (pgconn.CommandTag, error) {
+		return c.l.pool.Exec(ctx, `UPDATE `+c.l.table+` SET finished_at = now(), lease_until = NULL, error = $4
+			WHERE job = $1 AND scheduled_at = $2 AND owner = $3`, c.job, c.at, c.l.owner, text)
+	}
+	tag, dbErr := finish()
+	if unavailable(dbErr) && c.l.lease > 0 {
+		giveUp := time.NewTimer(c.l.lease)
+		defer giveUp.Stop()
+		var wait time.Duration
+	retry:
+		for unavailable(dbErr) {
+			wait = backoff(wait, min(c.l.lease/3, maxRetry))
+			next := time.NewTimer(wait)
+			select {
+			case <-next.C:
+				tag, dbErr = finish()
+			case <-giveUp.C:
+				break retry
+			case <-ctx.Done():
+				break retry
+			case <-c.l.stop:
+				break retry
+			}
+			next.Stop()
+		}
+	}
 	switch {
 	case dbErr != nil:
-		return fmt.Errorf("taskpg: finish %q at %s: %w", c.job, c.at.Format(time.RFC3339Nano), dbErr)
+		return fmt.Errorf("taskpg: finish %q at %s: %w", c.job, c.at.Format(time.RFC3339Nano), classify(dbErr))
 	case tag.RowsAffected() == 0:
 		return fmt.Errorf("taskpg: finish %q at %s: %w", c.job, c.at.Format(time.RFC3339Nano), ErrLost)
 	}

@@ -12,5 +12,8 @@ func TestMain(m *testing.M) {
 		child()
 		return
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		removeTemplate()
+		os.Exit(code)
+	}))
 }
