@@ -6,43 +6,28 @@ import (
 	"runtime/pprof"
 	"sync"
 	"time"
+
+	"github.com/loomrt/loom/internal/vegas"
+)
+
+// Defaults of Adaptive. The limit starts at its maximum (see package vegas).
+const (
+	adaptiveMin        = 1
+	adaptiveMax        = 10000
+	adaptiveBaseWindow = 10 * time.Second
 )
 
 // Adaptive returns an executor like Limit whose limit follows measured
-// latency instead of being chosen by hand: it runs each task on its own
-// goroutine, at most the current limit at once, and moves the limit with the
-// TCP Vegas algorithm (Brakmo and Peterson, IEEE JSAC 1995) as Netflix's
-// concurrency-limits VegasLimit applies it to servers. From the lowest recent
-// latency and the tasks in flight it estimates how many tasks wait
-// downstream (a database's pool, a service); when more than a few do, twice
-// in a row, it cuts the limit to the estimated capacity plus a few, and it
-// grows the limit while the tasks fill it and few wait.
-//
-// The limit starts at the top of WithLimitRange (default 1 to 10,000; see
-// WithInitialLimit), so a load the resource serves without queueing is never
-// turned away: below capacity Adaptive behaves as Virtual but for a mutex
-// and a clock read at each start and end. Latency rises under a millisecond,
-// or a tenth of the lowest latency, are not taken for queueing. A task whose context had ended when it
-// returned never counts in the estimate, and counts as a drop when it ran
-// for more than twice the lowest latency; drops in two rounds in a row
-// lower the limit, so callers that give up at once cannot make the resource
-// look idle and a plateau of timeouts lowers the limit instead of growing
-// it. A limit that a whole measuring window (1 s, doubling to 10 s) leaves
-// half empty, with nothing waiting, returns to the maximum. Stats.Limit is
-// the current limit and Stats.TargetLatency the latency at which it stops
-// growing.
-//
-// WithQueue, WithFull and the rest of the contract are Limit's, with WithFull(FullReject)
-// by default. Without WithQueue the queue follows the limit: up to half
-// the current limit (at least 1) may wait, so that a passing dip of the limit
-// below the load makes a few tasks wait a round trip instead of turning them
-// away; WithQueue(0) turns away every task that cannot start at once. A queued
-// task whose context has ended when its turn comes is dropped, never run,
-// and counted in Stats.Expired; Run then returns the context's error. A
-// task's latency, which moves the limit, runs from its start, not from its
-// admission: the time it waited here is the executor's queue, not the
-// resource's. Stats.QueueCapacity is the queue's current bound. Adaptive is
-// safe for concurrent use.
+// latency: each task runs on its own goroutine, at most the current limit at
+// once, and the limit moves with TCP Vegas (docs/design/vegas.md). It starts
+// at the top of WithLimitRange (default 1 to 10,000; see WithInitialLimit),
+// so a load served without queueing is never turned away. Without WithQueue
+// up to half the current limit (at least 1) may wait; WithQueue(0) turns away
+// every task that cannot start at once. WithFull, expiry of queued tasks and
+// the rest of the contract are Limit's, with WithFull(FullReject) by default.
+// A task's latency runs from its start, not its admission. Stats.Limit is the
+// current limit, Stats.TargetLatency the latency at which it stops growing,
+// and Stats.QueueCapacity the queue's current bound. Safe for concurrent use.
 func Adaptive(opts ...Option) Executor {
 	cfg := newConfig(KindAdaptive, opts)
 	if cfg.full == 0 {
@@ -50,10 +35,10 @@ func Adaptive(opts ...Option) Executor {
 	}
 	least, most, initial := cfg.limits()
 	a := &adaptive{
-		alg:  newVegas(initial, least, most, adaptiveBaseWindow),
+		alg:  vegas.New(initial, least, most, adaptiveBaseWindow),
 		idle: make(chan struct{}),
 	}
-	a.limit = a.alg.current()
+	a.limit = a.alg.Current()
 	a.queueFollowsLimit = !cfg.queueSet
 	a.init(KindAdaptive, cfg, most, cfg.queue)
 	a.counts = a.taskCounts
@@ -64,7 +49,7 @@ type adaptive struct {
 	core
 
 	mu    sync.Mutex
-	alg   vegas
+	alg   vegas.Limit
 	limit int // alg.current()
 	// queueFollowsLimit: the queue holds up to half the limit (queueRoom),
 	// not core.queueCapacity.
@@ -219,27 +204,20 @@ func (a *adaptive) begin1() time.Duration {
 	a.running++
 	a.observe(int64(a.running))
 	now := a.now()
-	if a.alg.start(now, a.running) {
-		a.limit = a.alg.current()
+	if a.alg.Start(now, a.running) {
+		a.limit = a.alg.Current()
 	}
 	return now
 }
 
-// queueRoom returns how many tasks may wait: followingQueue(limit) when
+// queueRoom returns how many tasks may wait: vegas.FollowingQueue(limit) when
 // the queue follows the limit, else the one WithQueue set. The caller holds mu.
 func (a *adaptive) queueRoom() int {
 	if a.queueFollowsLimit {
-		return followingQueue(a.limit)
+		return vegas.FollowingQueue(a.limit)
 	}
 	return a.queueCapacity
 }
-
-// followingQueue is the queue that follows a limit: half of it, at least 1.
-// Half covers a cut of a third below a closed loop's connections, as a slow
-// spell of the machine makes (100 → 88–92 in loom bench cask-sleep), while
-// under a lasting overload, where the queue stays full, a task waits at
-// most half a round trip more than it runs.
-func followingQueue(limit int) int { return max(1, limit/2) }
 
 func (a *adaptive) now() time.Duration { return time.Since(a.epoch) }
 
@@ -247,14 +225,14 @@ func (a *adaptive) now() time.Duration { return time.Since(a.epoch) }
 // the freed slots to the queue.
 func (a *adaptive) finish(ctx context.Context, start time.Duration) {
 	now := a.now()
-	o := succeeded
+	o := vegas.Succeeded
 	if ctx.Err() != nil {
-		o = cancelled
+		o = vegas.Cancelled
 	}
 	a.mu.Lock()
 	if !a.abandoning.Load() {
-		a.alg.observe(start, now-start, now, a.running, o)
-		a.limit = a.alg.current()
+		a.alg.Observe(start, now-start, now, a.running, o)
+		a.limit = a.alg.Current()
 	}
 	a.running--
 	a.dispatch()
@@ -384,7 +362,7 @@ func (a *adaptive) Stats() Stats {
 	a.mu.Lock()
 	s.Limit = a.limit
 	s.QueueCapacity = a.queueRoom()
-	s.TargetLatency = a.alg.target()
+	s.TargetLatency = a.alg.Target()
 	a.mu.Unlock()
 	return s
 }

@@ -55,7 +55,7 @@ func TestAdaptiveFeedsEachTaskToItsLimit(t *testing.T) {
 	window := func() time.Duration {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		return a.alg.thisWindow
+		return a.alg.Base()
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/loomrt/loom/internal/vegas"
 )
 
 func TestParse(t *testing.T) {
@@ -404,7 +406,7 @@ func FuzzParse(f *testing.F) {
 		s := e.Stats()
 		queue := sp.Queue
 		if queue == QueueFollowsLimit {
-			queue = followingQueue(s.Limit)
+			queue = vegas.FollowingQueue(s.Limit)
 		}
 		if string(s.Kind) != kind || s.Name != sp.Name || s.QueueCapacity != queue {
 			t.Fatalf("Parse(%q).Stats() kind, name, queue = %q, %q, %d; want %q, %q, %d",

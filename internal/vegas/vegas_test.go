@@ -1,9 +1,251 @@
-package loom
+package vegas
 
 import (
 	"testing"
 	"time"
 )
+
+// The defaults of loom's Adaptive executor, which most tests run with.
+const (
+	adaptiveMin        = 1
+	adaptiveMax        = 10000
+	adaptiveBaseWindow = 10 * time.Second
+)
+
+// resource stands for what an adaptive executor protects: capacity tasks
+// are served at once in hold each, the rest wait their turn, so a task's
+// latency is hold × max(1, inflight/capacity).
+type resource struct {
+	capacity int
+	hold     time.Duration
+}
+
+func (r resource) latency(inflight int) time.Duration {
+	if inflight <= r.capacity {
+		return r.hold
+	}
+	return time.Duration(int64(r.hold) * int64(inflight) / int64(r.capacity))
+}
+
+// drive runs rounds of a closed loop that keeps the limit full: each round
+// the limit's worth of tasks start together and end together. It returns the
+// limit after each round and the clock.
+func drive(v *Limit, now time.Duration, r resource, rounds int) ([]int, time.Duration) {
+	limits := make([]int, 0, rounds)
+	for range rounds {
+		n := v.Current()
+		lat := r.latency(n)
+		start := now
+		now += lat
+		for range n {
+			v.Observe(start, lat, now, n, Succeeded)
+		}
+		limits = append(limits, v.Current())
+	}
+	return limits, now
+}
+
+func TestVegasIgnoresFastCancellations(t *testing.T) {
+	v := New(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow)
+	r := resource{capacity: 10, hold: 10 * time.Millisecond}
+	_, now := drive(&v, 0, r, 100)
+	limit, base := v.Current(), v.Base()
+	// Callers that give up at once: a microsecond each, thousands of them.
+	for range 5000 {
+		now += time.Microsecond
+		v.Observe(now-time.Microsecond, time.Microsecond, now, limit, Cancelled)
+	}
+	if got := v.Base(); got != base {
+		t.Errorf("base latency %v after fast cancellations; want %v unchanged", got, base)
+	}
+	if got := v.Current(); got != limit {
+		t.Errorf("limit %d after fast cancellations; want %d unchanged", got, limit)
+	}
+}
+
+func TestVegasTimeoutPlateauShrinks(t *testing.T) {
+	tests := []struct {
+		name         string
+		initial, min int
+		warm         bool // 50 round trips that succeed first
+	}{
+		{"after success, to a minimum of 1", 20, 1, true},
+		{"after success, exactly to a minimum of 7", 20, 7, true},
+		{"from the maximum, nothing ever succeeded", adaptiveMax, 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := New(tt.initial, tt.min, adaptiveMax, adaptiveBaseWindow)
+			now := time.Duration(0)
+			if tt.warm {
+				_, now = drive(&v, 0, resource{capacity: 10, hold: 10 * time.Millisecond}, 50)
+			}
+			// The resource hangs: every task runs until its 1 s deadline,
+			// every latency is the same, and each is cancelled. The load
+			// keeps the limit full.
+			for range 100 {
+				n := v.Current()
+				start := now
+				now += time.Second
+				for range n {
+					v.Observe(start, time.Second, now, n, Cancelled)
+				}
+			}
+			if got := v.Current(); got != tt.min {
+				t.Errorf("limit %d after 100 s of timeouts; want the minimum, %d", got, tt.min)
+			}
+		})
+	}
+}
+
+func TestVegasHalfEmptyLimitIsForgotten(t *testing.T) {
+	v := New(20, adaptiveMin, adaptiveMax, adaptiveBaseWindow)
+	now := time.Duration(0)
+	// Five tasks at a time, never waiting: the limit of 20 is never used,
+	// so it has no evidence to grow on within a window; after a window
+	// without strain it is forgotten, back to the maximum.
+	rounds := func(n int) {
+		for range n {
+			start := now
+			now += 10 * time.Millisecond
+			for range 5 {
+				v.Observe(start, 10*time.Millisecond, now, 5, Succeeded)
+			}
+		}
+	}
+	rounds(90) // 0.9 s: the first window lasts 1 s
+	if got := v.Current(); got != 20 {
+		t.Errorf("limit %d with 5 tasks in flight for 0.9 s; want 20 unchanged", got)
+	}
+	rounds(30)
+	if got := v.Current(); got != adaptiveMax {
+		t.Errorf("limit %d after a window with 5 tasks in flight; want the maximum, %d", got, adaptiveMax)
+	}
+}
+
+func TestVegasBounds(t *testing.T) {
+	tests := []struct {
+		name     string
+		r        resource
+		min, max int
+		want     int
+	}{
+		// Latency never rises: the limit grows to its maximum, exactly.
+		{"grows to max", resource{capacity: 1 << 30, hold: time.Millisecond}, 1, 300, 300},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := New(20, tt.min, tt.max, time.Hour)
+			limits, _ := drive(&v, 0, tt.r, 300)
+			if got := limits[len(limits)-1]; got != tt.want {
+				t.Errorf("limit %d; want %d (limits %v)", got, tt.want, limits)
+			}
+			for i, l := range limits {
+				if l < tt.min || l > tt.max {
+					t.Fatalf("round %d: limit %d outside [%d, %d]", i, l, tt.min, tt.max)
+				}
+			}
+		})
+	}
+}
+
+// A stall of the whole process that outlasts the callers' timeout ends
+// every task in flight cancelled after running long, once: that round
+// alone does not cut the limit, since a stall ends within a round while a
+// hanging resource (TestVegasTimeoutPlateauShrinks) does not. Cut at once,
+// a load of 20 in flight far below capacity was held to 19 and its next
+// burst turned away (seen in loom bench overload's unloaded phase).
+func TestVegasOneStalledRoundDoesNotCut(t *testing.T) {
+	v := New(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow)
+	r := resource{capacity: 1 << 30, hold: 10 * time.Millisecond}
+	now := time.Duration(0)
+	round := func(n int, latency time.Duration, o Outcome) {
+		start := now
+		now += latency
+		for range n {
+			v.Observe(start, latency, now, n, o)
+		}
+	}
+	for range 20 {
+		round(20, r.hold, Succeeded)
+	}
+	round(20, 1200*time.Millisecond, Cancelled) // the stall
+	for range 20 {
+		round(20, r.hold, Succeeded)
+	}
+	if got := v.Current(); got != adaptiveMax {
+		t.Errorf("limit %d after one stalled round; want %d unchanged", got, adaptiveMax)
+	}
+}
+
+// A round stuck behind a queue is judged before its tasks end only once the
+// bound on its median latency has doubled the base: a machine too busy to
+// fire timers on time makes a round 1.6× late, and two such rounds judged
+// early fit in one slow spell (loom bench cask-sleep turned tens of
+// thousands of requests away before this).
+func TestVegasJudgesEarlyOnlyPastTwiceTheBase(t *testing.T) {
+	v := New(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow)
+	hold := 100 * time.Millisecond
+	now := time.Duration(0)
+	for range 20 { // rounds of 100 tasks of 100 ms: the base
+		start := now
+		now += hold
+		for range 100 {
+			v.Observe(start, hold, now, 100, Succeeded)
+		}
+	}
+	for range roundSamples {
+		v.Start(now, 100)
+	}
+	v.Start(now+160*time.Millisecond, 100) // none of the round has ended
+	if v.congested {
+		t.Errorf("a round 1.6× the base was judged congested before it ended; want it left to end")
+	}
+	v.Start(now+210*time.Millisecond, 100)
+	if !v.congested {
+		t.Errorf("a round past 2.1× the base was not judged congested before it ended; want it judged")
+	}
+}
+
+// A window's end probes (halves a limit in use) only when the window's base
+// latency has crept above the floor, the least since the last probe, by more
+// than the slack: a limit in use whose latency has not moved is left alone
+// (loom bench cask-sleep: 92 → 46 under 100 connections), while a base that
+// crept, the sign of a queue that never empties, is still probed.
+func TestVegasProbesOnlyACreptBase(t *testing.T) {
+	hold := 100 * time.Millisecond
+	v := New(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow)
+	now := time.Duration(0)
+	least := v.Current()
+	until := func(end time.Duration) { // rounds of the 100 clients the limit lets in
+		for now < end {
+			n := min(v.Current(), 100)
+			start := now
+			now += hold
+			for range n {
+				v.Observe(start, hold, now, n, Succeeded)
+			}
+			least = min(least, v.Current())
+		}
+	}
+	// Cut below the 100 clients, as a slow spell does, 0.2 s before the
+	// first window's end at 1 s: the limit is still in use there.
+	until(800 * time.Millisecond)
+	v.limit, v.threshold, least = 90, 90, 90
+	until(1500 * time.Millisecond)
+	if least < 90 {
+		t.Errorf("limit down to %d from 90 at a window's end with the latency unchanged; want no probe", least)
+	}
+
+	until(2800 * time.Millisecond)
+	v.limit, v.threshold = 90, 90
+	v.floor = hold / 2 // a lower latency seen since the last probe: the base crept
+	least = v.Current()
+	until(3500 * time.Millisecond) // past the second window's end, at 3 s
+	if least > 60 {
+		t.Errorf("limit down to %d only, from about 90 at a window's end with the base twice the floor; want it halved", least)
+	}
+}
 
 // TestVegasTarget checks the latency at which the limit stops growing,
 // below and above the limit where alpha tasks would wait (alpha is 3 steps:
@@ -25,9 +267,9 @@ func TestVegasTarget(t *testing.T) {
 		{5 * time.Millisecond, 100, 5*time.Millisecond*100/94 + noise},                   // a tenth is under noise
 		{time.Second, 4, 4*time.Second + 100*time.Millisecond},                           // slack a tenth
 	} {
-		v := newVegas(int(tc.limit), 1, 1000, time.Second)
+		v := New(int(tc.limit), 1, 1000, time.Second)
 		v.thisWindow = tc.base
-		if got := v.target(); got != tc.want {
+		if got := v.Target(); got != tc.want {
 			t.Errorf("target at base %s, limit %g = %s; want %s", tc.base, tc.limit, got, tc.want)
 		}
 	}
@@ -37,12 +279,12 @@ func TestVegasTarget(t *testing.T) {
 // first measuring window's end and one exactly at it: only the second ends
 // the window, which then starts there and doubles.
 func TestVegasWindowEndsAtItsLength(t *testing.T) {
-	v := newVegas(4, 1, 10, 4*time.Second) // the first window lasts 1 s
-	v.observe(0, time.Millisecond, time.Second-1, 1, succeeded)
+	v := New(4, 1, 10, 4*time.Second) // the first window lasts 1 s
+	v.Observe(0, time.Millisecond, time.Second-1, 1, Succeeded)
 	if v.windowStart != 0 || v.window != time.Second {
 		t.Fatalf("at 1s-1ns: window starts %s, lasts %s; want 0s, 1s", v.windowStart, v.window)
 	}
-	v.observe(0, time.Millisecond, time.Second, 1, succeeded)
+	v.Observe(0, time.Millisecond, time.Second, 1, Succeeded)
 	if v.windowStart != time.Second || v.window != 2*time.Second || v.lastWindow != time.Millisecond {
 		t.Errorf("at 1s: window starts %s, lasts %s, last window's base %s; want 1s, 2s, 1ms", v.windowStart, v.window, v.lastWindow)
 	}
@@ -52,10 +294,10 @@ func TestVegasWindowEndsAtItsLength(t *testing.T) {
 // measurable time: it still sets a base latency, the least there is, since
 // 0 means none has been seen.
 func TestVegasZeroLatencyCountsAsOneNanosecond(t *testing.T) {
-	v := newVegas(4, 1, 10, time.Second)
-	v.observe(0, 0, time.Millisecond, 1, succeeded)
-	if v.thisWindow != 1 || v.base() != 1 {
-		t.Errorf("after a task of 0 ns the base latency is %s (this window %s); want 1ns", v.base(), v.thisWindow)
+	v := New(4, 1, 10, time.Second)
+	v.Observe(0, 0, time.Millisecond, 1, Succeeded)
+	if v.thisWindow != 1 || v.Base() != 1 {
+		t.Errorf("after a task of 0 ns the base latency is %s (this window %s); want 1ns", v.Base(), v.thisWindow)
 	}
 }
 
@@ -64,19 +306,19 @@ func TestVegasZeroLatencyCountsAsOneNanosecond(t *testing.T) {
 // closes it; a task that starts at the very moment the round was decided
 // belongs to the next round.
 func TestVegasRoundEndsWithItsLastTask(t *testing.T) {
-	v := newVegas(2, 1, 10, 10*time.Second)
-	v.start(1, 1)
-	v.start(2, 2)
+	v := New(2, 1, 10, 10*time.Second)
+	v.Start(1, 1)
+	v.Start(2, 2)
 	ms := time.Millisecond
-	v.observe(1, 10*ms, 10*ms, 2, succeeded)
+	v.Observe(1, 10*ms, 10*ms, 2, Succeeded)
 	if v.measured != 1 || v.decided != 0 {
 		t.Fatalf("after the first of 2 tasks: measured %d, decided at %s; want 1, 0s (round open)", v.measured, v.decided)
 	}
-	v.observe(2, 11*ms, 11*ms, 2, succeeded)
+	v.Observe(2, 11*ms, 11*ms, 2, Succeeded)
 	if v.measured != 0 || v.decided != 11*ms {
 		t.Fatalf("after the second of 2 tasks: measured %d, decided at %s; want 0, 11ms (round closed)", v.measured, v.decided)
 	}
-	v.start(11*ms, 1)
+	v.Start(11*ms, 1)
 	if v.begun != 1 {
 		t.Errorf("a task started at the decision counts %d in the new round; want 1", v.begun)
 	}
@@ -87,11 +329,11 @@ func TestVegasRoundEndsWithItsLastTask(t *testing.T) {
 // base of 1 ms): only once all 8 have started, and only while fewer than
 // half (4) have ended.
 func TestVegasOverdueAtItsEdges(t *testing.T) {
-	round := func(started, measured int) vegas {
-		v := newVegas(8, 1, 10, 10*time.Second)
+	round := func(started, measured int) Limit {
+		v := New(8, 1, 10, 10*time.Second)
 		v.thisWindow = time.Millisecond
 		for i := 1; i <= started; i++ {
-			v.start(time.Duration(i), 8)
+			v.Start(time.Duration(i), 8)
 		}
 		v.measured = measured
 		return v
@@ -121,10 +363,10 @@ func TestVegasOverdueCountsDropsAsEnded(t *testing.T) {
 		drops  int
 		judged bool
 	}{{3, true}, {4, false}} {
-		v := newVegas(8, 1, 10, 10*time.Second)
+		v := New(8, 1, 10, 10*time.Second)
 		v.thisWindow = time.Millisecond
 		for i := 1; i <= 8; i++ {
-			v.start(time.Duration(i), 8)
+			v.Start(time.Duration(i), 8)
 		}
 		v.drops = tc.drops
 		v.overdue(time.Second)
@@ -144,10 +386,10 @@ func TestVegasOverdueAtTwiceTheBase(t *testing.T) {
 		bound  time.Duration
 		judged bool
 	}{{2*base - 1, false}, {2 * base, true}} {
-		v := newVegas(100, 1, 100, 10*time.Second)
+		v := New(100, 1, 100, 10*time.Second)
 		v.thisWindow = base
 		for i := 1; i <= roundSamples; i++ {
-			v.start(time.Duration(i), 100)
+			v.Start(time.Duration(i), 100)
 		}
 		now := roundSamples + tc.bound
 		v.overdue(now)
@@ -167,10 +409,10 @@ func TestVegasOverdueAtBeta(t *testing.T) {
 		bound  time.Duration
 		judged bool
 	}{{82 * time.Millisecond, false}, {82*time.Millisecond + 1, true}} {
-		v := newVegas(8, 1, 10, 10*time.Second)
+		v := New(8, 1, 10, 10*time.Second)
 		v.thisWindow = base
 		for i := 1; i <= 8; i++ {
-			v.start(time.Duration(i), 8)
+			v.Start(time.Duration(i), 8)
 		}
 		now := 8 + tc.bound
 		v.overdue(now)
@@ -189,10 +431,10 @@ func TestVegasOverdueBetaGrowsWithTheLimit(t *testing.T) {
 		bound  time.Duration
 		judged bool
 	}{{2500 * time.Microsecond, false}, {3 * time.Millisecond, true}} {
-		v := newVegas(16, 1, 16, 10*time.Second)
+		v := New(16, 1, 16, 10*time.Second)
 		v.thisWindow = time.Millisecond
 		for i := 1; i <= 16; i++ {
-			v.start(time.Duration(i), 16)
+			v.Start(time.Duration(i), 16)
 		}
 		now := 16 + tc.bound
 		v.overdue(now)
@@ -214,18 +456,18 @@ func TestVegasOverdueSizesTheCutByThroughput(t *testing.T) {
 	for _, tc := range []struct {
 		finished, want int
 	}{{7, 58}, {8, 25}} {
-		v := newVegas(100, 1, 100, 10*time.Second)
+		v := New(100, 1, 100, 10*time.Second)
 		v.thisWindow = base
 		v.congested = true
 		for i := 1; i <= roundSamples; i++ {
-			v.start(time.Duration(i), 100)
+			v.Start(time.Duration(i), 100)
 		}
 		v.finished = tc.finished
 		now := roundSamples + 2*base
 		if !v.overdue(now) {
 			t.Fatalf("%d finished: the round was not judged early, or the limit did not move", tc.finished)
 		}
-		if got := v.current(); got != tc.want {
+		if got := v.Current(); got != tc.want {
 			t.Errorf("%d finished in the round: limit %d; want %d", tc.finished, got, tc.want)
 		}
 	}
@@ -234,12 +476,12 @@ func TestVegasOverdueSizesTheCutByThroughput(t *testing.T) {
 // endRounds ends n rounds of used tasks in flight, drops of them dropped,
 // with median latency latency (0: all dropped), 1 ms apart, and returns the
 // limit after them.
-func endRounds(v *vegas, n, used, drops int, latency time.Duration) int {
+func endRounds(v *Limit, n, used, drops int, latency time.Duration) int {
 	for range n {
 		v.used, v.drops = used, drops
 		v.endRound(v.decided+time.Millisecond, latency)
 	}
-	return v.current()
+	return v.Current()
 }
 
 // TestVegasFewTasksSkipTheDecision ends rounds in a limit of 20 that its
@@ -249,7 +491,7 @@ func endRounds(v *vegas, n, used, drops int, latency time.Duration) int {
 // to a step under the 7 in use. Nor do 6 that fill half a limit of 12.
 func TestVegasFewTasksSkipTheDecision(t *testing.T) {
 	for _, tc := range []struct{ limit, used, want int }{{20, 6, 20}, {20, 7, 6}, {12, 6, 5}} {
-		v := newVegas(tc.limit, 1, 20, 10*time.Second)
+		v := New(tc.limit, 1, 20, 10*time.Second)
 		v.thisWindow = time.Millisecond
 		if got := endRounds(&v, 2, tc.used, 1, time.Millisecond); got != tc.want {
 			t.Errorf("two rounds of %d tasks with a drop each, limit %d: limit %d; want %d", tc.used, tc.limit, got, tc.want)
@@ -262,7 +504,7 @@ func TestVegasFewTasksSkipTheDecision(t *testing.T) {
 // decision when all of them were dropped, so the second round cuts the limit
 // to a quarter of the 2 in use, held at the minimum, 1.
 func TestVegasFewTasksAllDroppedCut(t *testing.T) {
-	v := newVegas(20, 1, 20, 10*time.Second)
+	v := New(20, 1, 20, 10*time.Second)
 	v.thisWindow = time.Millisecond
 	if got := endRounds(&v, 1, 2, 2, 0); got != 20 || !v.congested {
 		t.Fatalf("one round of 2 tasks, both dropped: limit %d, congested %v; want 20, true", got, v.congested)
@@ -277,7 +519,7 @@ func TestVegasFewTasksAllDroppedCut(t *testing.T) {
 // doubles (it is under the threshold, the maximum); 9 do not, and it holds.
 func TestVegasGrowsOnlyWhenHalfFull(t *testing.T) {
 	for _, tc := range []struct{ used, want int }{{10, 40}, {9, 20}} {
-		v := newVegas(20, 1, 100, 10*time.Second)
+		v := New(20, 1, 100, 10*time.Second)
 		v.thisWindow = time.Millisecond
 		if got := endRounds(&v, 1, tc.used, 0, time.Millisecond); got != tc.want {
 			t.Errorf("a round of %d tasks at the base latency, limit 20: limit %d; want %d", tc.used, got, tc.want)
@@ -290,14 +532,14 @@ func TestVegasGrowsOnlyWhenHalfFull(t *testing.T) {
 // window's end, at 1 s, forgets the limit: back to the maximum. (A round of
 // drops or a full limit strains it; TestVegasFewTasksAllDroppedCut.)
 func TestVegasCalmRoundsAreForgotten(t *testing.T) {
-	v := newVegas(20, 1, 100, 10*time.Second)
+	v := New(20, 1, 100, 10*time.Second)
 	v.thisWindow = time.Millisecond
 	endRounds(&v, 1, 7, 0, time.Millisecond)
 	if v.strained {
 		t.Fatalf("a round of 7 in a limit of 20 at the base latency strained the limit")
 	}
-	if !v.observe(v.decided, time.Millisecond, time.Second, 1, succeeded) || v.current() != 100 {
-		t.Errorf("at the window's end: limit %d; want it forgotten, back to 100", v.current())
+	if !v.Observe(v.decided, time.Millisecond, time.Second, 1, Succeeded) || v.Current() != 100 {
+		t.Errorf("at the window's end: limit %d; want it forgotten, back to 100", v.Current())
 	}
 }
 
@@ -339,7 +581,7 @@ func TestVegasDecideAtBeta(t *testing.T) {
 		{"probing, half full", 20, 10, 0, ms, false, true, 40, false, true},
 		{"probing, at the maximum", 100, 100, 0, ms, false, true, 100, false, true},
 	} {
-		v := newVegas(tc.limit, 1, 100, 10*time.Second)
+		v := New(tc.limit, 1, 100, 10*time.Second)
 		v.thisWindow = ms
 		v.congested, v.probing = tc.congested, tc.probing
 		got := endRounds(&v, 1, tc.used, tc.drops, tc.latency)

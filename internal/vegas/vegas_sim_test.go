@@ -1,4 +1,4 @@
-package loom
+package vegas
 
 import (
 	"container/heap"
@@ -17,7 +17,7 @@ import (
 // with a timeout, a task that has waited that long is cancelled and leaves
 // the line, as a request whose client gives up does.
 type sim struct {
-	v       vegas
+	v       Limit
 	clients int
 	retry   time.Duration
 	timeout time.Duration // 0: none
@@ -95,14 +95,14 @@ func (s *sim) at(at time.Duration, kind eventKind, t *task) {
 }
 
 // newOpenSim returns a sim whose tasks arrive at rate a second.
-func newOpenSim(v vegas, rate float64, slots int, hold time.Duration) *sim {
+func newOpenSim(v Limit, rate float64, slots int, hold time.Duration) *sim {
 	s := &sim{v: v, rate: rate, slots: slots, hold: hold}
 	s.at(0, ready, nil)
 	s.reset()
 	return s
 }
 
-func newSim(v vegas, clients, slots int, hold time.Duration) *sim {
+func newSim(v Limit, clients, slots int, hold time.Duration) *sim {
 	s := &sim{v: v, clients: clients, retry: hold, slots: slots, hold: hold}
 	for range clients {
 		s.at(0, ready, nil)
@@ -119,7 +119,7 @@ func (s *sim) resize(slots int) {
 
 func (s *sim) reset() {
 	s.completed, s.rejected, s.slow, s.expired = 0, 0, 0, 0
-	s.minLimit, s.maxLimit = s.v.current(), s.v.current()
+	s.minLimit, s.maxLimit = s.v.Current(), s.v.Current()
 }
 
 // serve gives free slots to the tasks waiting.
@@ -141,16 +141,16 @@ func (s *sim) serve() {
 }
 
 // end tells the limit that t ended, and its client to go again.
-func (s *sim) end(t *task, o outcome) {
+func (s *sim) end(t *task, o Outcome) {
 	t.gone = true
-	s.v.observe(t.admitted, s.now-t.admitted, s.now, s.inflight, o)
+	s.v.Observe(t.admitted, s.now-t.admitted, s.now, s.inflight, o)
 	s.inflight--
-	l := s.v.current()
+	l := s.v.Current()
 	s.minLimit, s.maxLimit = min(s.minLimit, l), max(s.maxLimit, l)
 	if s.rate == 0 {
 		s.at(s.now, ready, nil)
 	}
-	for s.inflight < s.v.current() && len(s.queued) > 0 {
+	for s.inflight < s.v.Current() && len(s.queued) > 0 {
 		q := s.queued[0]
 		s.queued = s.queued[1:]
 		q.inQueue = false
@@ -164,7 +164,7 @@ func (s *sim) end(t *task, o outcome) {
 // of the resource.
 func (s *sim) admit(t *task) {
 	s.inflight++
-	s.v.start(s.now, s.inflight)
+	s.v.Start(s.now, s.inflight)
 	t.admitted = s.now
 	s.waiting = append(s.waiting, t)
 	s.serve()
@@ -183,7 +183,7 @@ func (s *sim) run(d time.Duration) {
 			if s.slowAfter > 0 && s.now-e.task.arrived > s.slowAfter {
 				s.slow++
 			}
-			s.end(e.task, succeeded)
+			s.end(e.task, Succeeded)
 			s.serve()
 		case gaveUp:
 			switch t := e.task; {
@@ -195,7 +195,7 @@ func (s *sim) run(d time.Duration) {
 					s.at(s.now, ready, nil)
 				}
 			default:
-				s.end(t, cancelled)
+				s.end(t, Cancelled)
 			}
 		case ready:
 			if s.rate > 0 {
@@ -205,12 +205,12 @@ func (s *sim) run(d time.Duration) {
 			if s.timeout > 0 {
 				s.at(s.now+s.timeout, gaveUp, t)
 			}
-			if l := s.v.current(); s.inflight >= l && s.queueRoom != nil && len(s.queued) < s.queueRoom(l) {
+			if l := s.v.Current(); s.inflight >= l && s.queueRoom != nil && len(s.queued) < s.queueRoom(l) {
 				t.inQueue = true
 				s.queued = append(s.queued, t)
 				continue
 			}
-			if s.inflight >= s.v.current() {
+			if s.inflight >= s.v.Current() {
 				t.gone = true
 				s.rejected++
 				s.lastRejected = s.now
@@ -232,9 +232,9 @@ func TestVegasConvergesAboveCapacity(t *testing.T) {
 	// 10 slots of 10 ms, 1,000 tasks a second, and 100 clients: ten times
 	// more than it serves at once. The limit starts at the maximum.
 	hold := 10 * time.Millisecond
-	s := newSim(newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), 100, 10, hold)
+	s := newSim(New(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), 100, 10, hold)
 	s.run(2 * time.Second) // not at 1 s, where a window ends and a probe halves the limit
-	if got := s.v.current(); got <= 10 || got >= 20 {
+	if got := s.v.Current(); got <= 10 || got >= 20 {
 		t.Errorf("limit %d after 2 s; want in (10, 20): the 10 slots busy, at most 10 tasks waiting", got)
 	}
 	s.reset()
@@ -245,7 +245,7 @@ func TestVegasConvergesAboveCapacity(t *testing.T) {
 	if s.maxLimit >= 20 {
 		t.Errorf("limit rose to %d; want below 20", s.maxLimit)
 	}
-	if got := s.v.target(); got <= hold || got > 2*hold {
+	if got := s.v.Target(); got <= hold || got > 2*hold {
 		t.Errorf("target latency %v; want in (%v, %v]", got, hold, 2*hold)
 	}
 }
@@ -254,10 +254,10 @@ func TestVegasConvergesAboveCapacity(t *testing.T) {
 // after a second, the limit comes down to the resource within seconds: a
 // round whose tasks all time out lasts the timeout and quarters the limit.
 func TestVegasConvergesFromTheMaximumWithTimeouts(t *testing.T) {
-	s := newSim(newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), 3000, 10, 10*time.Millisecond)
+	s := newSim(New(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), 3000, 10, 10*time.Millisecond)
 	s.timeout = time.Second
 	s.run(8 * time.Second)
-	if got := s.v.current(); got <= 10 || got >= 30 {
+	if got := s.v.Current(); got <= 10 || got >= 30 {
 		t.Errorf("limit %d after 8 s; want in (10, 30)", got)
 	}
 	s.reset()
@@ -271,21 +271,21 @@ func TestVegasFollowsInjectedLatency(t *testing.T) {
 	// The resource loses three quarters of its slots for 10 s, then gets
 	// them back: the limit must go down, then up again.
 	hold := 10 * time.Millisecond
-	s := newSim(newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), 200, 40, hold)
+	s := newSim(New(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), 200, 40, hold)
 	s.run(5 * time.Second)
-	before := s.v.current()
+	before := s.v.Current()
 	if before <= 40 || before >= 80 {
 		t.Fatalf("limit %d at 40 slots; want in (40, 80)", before)
 	}
 	s.resize(10)
 	s.run(2500 * time.Millisecond) // not at 7 s, where a window ends and a probe halves the limit
-	if got := s.v.current(); got <= 10 || got >= 20 {
+	if got := s.v.Current(); got <= 10 || got >= 20 {
 		t.Errorf("limit %d 2.5 s after the slots fell to 10; want in (10, 20)", got)
 	}
 	s.run(7500 * time.Millisecond)
 	s.resize(40)
 	s.run(5 * time.Second)
-	if got := s.v.current(); got <= 40 || got >= 80 {
+	if got := s.v.Current(); got <= 40 || got >= 80 {
 		t.Errorf("limit %d 5 s after the slots came back to 40; want in (40, 80)", got)
 	}
 }
@@ -326,7 +326,7 @@ func TestVegasBelowCapacityNeverRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// As many slots as clients: the resource never queues.
-			s := newSim(newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), tt.clients, tt.clients, tt.hold)
+			s := newSim(New(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), tt.clients, tt.clients, tt.hold)
 			if tt.jitter != nil {
 				r := rand.New(rand.NewPCG(1, 2))
 				s.jitter = func() time.Duration { return tt.jitter(r) }
@@ -345,7 +345,7 @@ func TestVegasBelowCapacityNeverRejects(t *testing.T) {
 // One past the maximum, the client left over is turned away: the test
 // above is not passing because nothing ever is.
 func TestVegasRejectsPastTheMaximum(t *testing.T) {
-	s := newSim(newVegas(100, adaptiveMin, 100, adaptiveBaseWindow), 101, 101, 100*time.Millisecond)
+	s := newSim(New(100, adaptiveMin, 100, adaptiveBaseWindow), 101, 101, 100*time.Millisecond)
 	s.run(time.Second)
 	if s.rejected == 0 {
 		t.Errorf("none rejected with 101 clients and a maximum of 100; want some")
@@ -359,11 +359,11 @@ func TestVegasRejectsPastTheMaximum(t *testing.T) {
 // away at once.
 func TestVegasStepLoad(t *testing.T) {
 	const capacity = 1000.0 // tasks a second
-	s := newOpenSim(newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), capacity/2, 10, 10*time.Millisecond)
+	s := newOpenSim(New(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), capacity/2, 10, 10*time.Millisecond)
 	s.timeout = time.Second
 	s.run(5 * time.Second)
-	if s.rejected != 0 || s.v.current() != adaptiveMax {
-		t.Fatalf("at half capacity: %d rejected, limit %d; want none, %d", s.rejected, s.v.current(), adaptiveMax)
+	if s.rejected != 0 || s.v.Current() != adaptiveMax {
+		t.Fatalf("at half capacity: %d rejected, limit %d; want none, %d", s.rejected, s.v.Current(), adaptiveMax)
 	}
 
 	s.rate = 2 * capacity
@@ -371,7 +371,7 @@ func TestVegasStepLoad(t *testing.T) {
 	entered := time.Duration(-1) // when the limit first came within (10, 30)
 	for entered < 0 && s.now-up < 15*time.Second {
 		s.run(10 * time.Millisecond)
-		if l := s.v.current(); l > 10 && l < 30 {
+		if l := s.v.Current(); l > 10 && l < 30 {
 			entered = s.now
 		}
 	}
@@ -407,7 +407,7 @@ func TestVegasStepLoad(t *testing.T) {
 // early only past twice the base latency, 0.7%.
 func TestVegasOverloadKeepsLatency(t *testing.T) {
 	const capacity = 1000.0 // tasks a second
-	s := newOpenSim(newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), capacity/2, 10, 10*time.Millisecond)
+	s := newOpenSim(New(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), capacity/2, 10, 10*time.Millisecond)
 	s.timeout = time.Second
 	s.run(2 * time.Second)
 	s.rate = 2 * capacity
@@ -430,7 +430,7 @@ func TestVegasOverloadKeepsLatency(t *testing.T) {
 // that the next stall's pile is let in, as Virtual would, not turned away
 // (with the limit kept where the first stall left it, 25 of 40 were).
 func TestVegasForgetsAStall(t *testing.T) {
-	s := newOpenSim(newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), 200, 10, 10*time.Millisecond)
+	s := newOpenSim(New(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), 200, 10, 10*time.Millisecond)
 	s.run(3 * time.Second)
 	stall := func() {
 		s.resize(0)
@@ -439,11 +439,11 @@ func TestVegasForgetsAStall(t *testing.T) {
 	}
 	stall()
 	s.run(100 * time.Millisecond)
-	if got := s.v.current(); got >= adaptiveMax {
+	if got := s.v.Current(); got >= adaptiveMax {
 		t.Fatalf("limit %d after a 200 ms stall; want it cut (else this test shows nothing)", got)
 	}
 	s.run(15 * time.Second)
-	if got := s.v.current(); got != adaptiveMax {
+	if got := s.v.Current(); got != adaptiveMax {
 		t.Errorf("limit %d 15 s after the stall; want the maximum, %d", got, adaptiveMax)
 	}
 	s.reset()
@@ -465,8 +465,8 @@ func TestVegasForgetsAStall(t *testing.T) {
 // latency has not moved: nothing is ever turned away.
 func TestVegasSlowSpellBelowCapacityRejectsNothing(t *testing.T) {
 	hold := 100 * time.Millisecond
-	s := newSim(newVegas(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), 100, 100, hold)
-	s.queueRoom = followingQueue
+	s := newSim(New(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), 100, 100, hold)
+	s.queueRoom = FollowingQueue
 	from, to := 5*time.Second, 5250*time.Millisecond
 	s.jitter = func() time.Duration {
 		if s.now >= from && s.now < to {

@@ -1,23 +1,19 @@
-package loom
-
-import (
-	"math"
-	"slices"
-	"time"
-)
-
-// vegas is the limit algorithm of the Adaptive executor: the congestion
-// avoidance of TCP Vegas (L. Brakmo and L. Peterson, "TCP Vegas: End to End
-// Congestion Avoidance on a Global Internet", IEEE JSAC 13(8), 1995), applied
-// to concurrency as Netflix's concurrency-limits library does in VegasLimit.
+// Package vegas is the limit algorithm of loom's Adaptive executor: the
+// congestion avoidance of TCP Vegas (L. Brakmo and L. Peterson, "TCP Vegas:
+// End to End Congestion Avoidance on a Global Internet", IEEE JSAC 13(8),
+// 1995), applied to concurrency as Netflix's concurrency-limits library does
+// in VegasLimit.
 //
 // From the lowest latency seen lately (base, the latency of a task that
 // waited for nothing) and the latency of a round of tasks, the number of
 // tasks waiting downstream is estimated as inflight × (1 − base/latency).
-// Few waiting: the limit grows while the tasks fill it; many: it falls to
-// the estimated capacity plus a few; in between it holds, so that a few
-// tasks always wait downstream and the resource behind the executor stays
-// busy without a queue that grows.
+// Few waiting: the limit grows while the tasks fill it; many, twice in a
+// row: it falls to the estimated capacity plus a few; in between it holds,
+// so that a few tasks always wait downstream and the resource behind the
+// executor stays busy without a queue that grows. The limit starts at its
+// maximum: the estimate works from the tasks in flight, so a limit above the
+// load costs nothing, and one that started low would turn a closed loop's
+// connections away until it had grown.
 //
 // Four departures from the textbook, each for a failure seen in loom bench:
 // the estimate uses the tasks in flight, not the limit, so a limit far above
@@ -33,10 +29,26 @@ import (
 // limit at its maximum meets a sudden overload within a few round trips,
 // not as many queue lengths.
 //
-// It keeps no clock: every call is given the time, so that tests drive it
-// deterministically. It is not safe for concurrent use; the executor calls
-// it under its lock.
-type vegas struct {
+// A task whose context had ended when it returned never counts in the
+// estimate, and counts as a drop when it ran for more than twice the base
+// latency; drops in two rounds in a row lower the limit, so callers that
+// give up at once cannot make the resource look idle, and a plateau of
+// timeouts lowers the limit instead of growing it. A limit that a whole
+// measuring window (1 s, doubling up to the window given to New) leaves
+// half empty, with nothing waiting, returns to the maximum.
+package vegas
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Limit is a concurrency limit that Vegas moves. It keeps no clock: every
+// call is given the time, measured from any fixed epoch, so that tests drive
+// it deterministically. It is not safe for concurrent use; the executor calls
+// it under its lock. Make one with New.
+type Limit struct {
 	limit    float64
 	min, max float64
 
@@ -104,25 +116,18 @@ type vegas struct {
 	finished int
 }
 
-// outcome says what a finished task tells the algorithm.
-type outcome int
+// Outcome says what a finished task tells the algorithm.
+type Outcome int
 
 const (
-	// succeeded: the task returned with its context still live.
-	succeeded outcome = iota
-	// cancelled: the task's context had ended when it returned, because
+	// Succeeded: the task returned with its context still live.
+	Succeeded Outcome = iota
+	// Cancelled: the task's context had ended when it returned, because
 	// the caller gave up or its deadline passed.
-	cancelled
+	Cancelled
 )
 
-// Defaults of Adaptive. The limit starts at its maximum: the estimate
-// works from the tasks in flight, so a limit above the load costs nothing,
-// and one that started low would turn a closed loop's connections away
-// until it had grown (Netflix's initial 20 did so in loom bench).
 const (
-	adaptiveMin        = 1
-	adaptiveMax        = 10000
-	adaptiveBaseWindow = 10 * time.Second
 	// roundSamples is the most tasks a round waits for; fewer while fewer
 	// are in flight.
 	roundSamples = 16
@@ -131,6 +136,14 @@ const (
 	// latency when that is more (see slack).
 	noise = time.Millisecond
 )
+
+// FollowingQueue returns how many tasks may wait behind a limit of limit in
+// an executor whose queue follows its limit: half of it, at least 1. Half
+// covers a cut of a third below a closed loop's connections, as a slow
+// spell of the machine makes (100 → 88–92 in loom bench cask-sleep), while
+// under a lasting overload, where the queue stays full, a task waits at
+// most half a round trip more than it runs.
+func FollowingQueue(limit int) int { return max(1, limit/2) }
 
 // slack returns the rise over a base latency that is not taken for
 // queueing: noise, or a tenth of the base when that is more, since a machine
@@ -150,8 +163,11 @@ func waiting(inUse float64, base, latency time.Duration) float64 {
 	return inUse * (1 - float64(base)/float64(latency))
 }
 
-func newVegas(initial, least, most int, window time.Duration) vegas {
-	return vegas{
+// New returns a limit that starts at initial and stays within [least, most].
+// Its first measuring window lasts a second, or window if less, and each
+// next one twice as long, up to window.
+func New(initial, least, most int, window time.Duration) Limit {
+	return Limit{
 		limit:     float64(initial),
 		min:       float64(least),
 		max:       float64(most),
@@ -161,11 +177,12 @@ func newVegas(initial, least, most int, window time.Duration) vegas {
 	}
 }
 
-// current returns the limit, rounded down.
-func (v *vegas) current() int { return int(v.limit) }
+// Current returns the limit, rounded down.
+func (v *Limit) Current() int { return int(v.limit) }
 
-// base returns the base latency, or 0 if none has been seen.
-func (v *vegas) base() time.Duration {
+// Base returns the base latency, the lowest of the current and the last
+// measuring window, or 0 if none has been seen.
+func (v *Limit) Base() time.Duration {
 	switch {
 	case v.thisWindow == 0:
 		return v.lastWindow
@@ -181,11 +198,11 @@ func (v *vegas) base() time.Duration {
 // is 3 steps; beta, above which it falls, 6.
 func step(n float64) float64 { return max(1, math.Log10(n)) }
 
-// target returns the latency at which the limit stops growing: the latency
+// Target returns the latency at which the limit stops growing: the latency
 // at which alpha tasks are estimated to wait with the limit full, plus the
 // slack. It is 0 while no base latency is known.
-func (v *vegas) target() time.Duration {
-	b := v.base()
+func (v *Limit) Target() time.Duration {
+	b := v.Base()
 	if b == 0 {
 		return 0
 	}
@@ -196,7 +213,7 @@ func (v *vegas) target() time.Duration {
 	return t + slack(b)
 }
 
-// observe takes one finished task: it started at start, ran for latency and
+// Observe takes one finished task: it started at start, ran for latency and
 // ended at now (times measured from any fixed epoch); inflight tasks were
 // running when it ended, itself included. It returns whether the limit
 // changed.
@@ -208,7 +225,7 @@ func (v *vegas) target() time.Duration {
 // and two rounds in a row with drops lower the limit, so that a plateau of
 // tasks that all run until their deadline (every latency equal, the ratio
 // flat) cannot grow the limit to its maximum.
-func (v *vegas) observe(start, latency, now time.Duration, inflight int, o outcome) bool {
+func (v *Limit) Observe(start, latency, now time.Duration, inflight int, o Outcome) bool {
 	forgot := false
 	if now-v.windowStart >= v.window {
 		// A window without a task that succeeded keeps the base it had:
@@ -228,7 +245,7 @@ func (v *vegas) observe(start, latency, now time.Duration, inflight int, o outco
 	if latency <= 0 {
 		latency = 1
 	}
-	if o == succeeded {
+	if o == Succeeded {
 		v.finished++
 		if v.thisWindow == 0 || latency < v.thisWindow {
 			v.thisWindow = latency
@@ -240,8 +257,8 @@ func (v *vegas) observe(start, latency, now time.Duration, inflight int, o outco
 	if start < v.decided {
 		return forgot // started before the last round ended: judged already
 	}
-	switch base := v.base(); {
-	case o == succeeded:
+	switch base := v.Base(); {
+	case o == Succeeded:
 		v.samples[v.measured%roundSamples] = latency
 		v.measured++
 	case latency > max(2*base, noise):
@@ -267,13 +284,13 @@ func (v *vegas) observe(start, latency, now time.Duration, inflight int, o outco
 // roundSize is how many tasks make up a round: up to roundSamples, and no
 // more than the limit or the most tasks in flight, so that a small load
 // still makes rounds.
-func (v *vegas) roundSize() int { return min(max(v.current(), 1), v.used, roundSamples) }
+func (v *Limit) roundSize() int { return min(max(v.Current(), 1), v.used, roundSamples) }
 
-// start takes a task that started at now with inflight tasks running,
+// Start takes a task that started at now with inflight tasks running,
 // itself included. It returns whether the limit changed: a round whose
 // tasks are stuck in a queue ends here once the bound on its latency
 // shows it.
-func (v *vegas) start(now time.Duration, inflight int) bool {
+func (v *Limit) Start(now time.Duration, inflight int) bool {
 	if now < v.decided {
 		return false
 	}
@@ -289,12 +306,12 @@ func (v *vegas) start(now time.Duration, inflight int) bool {
 // half have ended, and the bound on its median latency alone, the time since
 // the last of them started, estimates more than beta tasks waiting. It
 // returns whether the limit changed.
-func (v *vegas) overdue(now time.Duration) bool {
+func (v *Limit) overdue(now time.Duration) bool {
 	n := v.roundSize()
 	if v.begun < n || 2*(v.measured+v.drops) >= n {
 		return false
 	}
-	base := v.base()
+	base := v.Base()
 	bound := now - v.starts[n-1]
 	if base == 0 || bound < 2*base {
 		// Only a queue that has at least doubled the latency: judged
@@ -317,9 +334,9 @@ func (v *vegas) overdue(now time.Duration) bool {
 
 // endRound moves the limit on a round whose median latency was latency (0:
 // every task was a drop) and starts the next round.
-func (v *vegas) endRound(now, latency time.Duration) bool {
+func (v *Limit) endRound(now, latency time.Duration) bool {
 	old := v.limit
-	if latency > 0 && v.used <= 6 && 2*v.used < v.current() {
+	if latency > 0 && v.used <= 6 && 2*v.used < v.Current() {
 		// Too few tasks for more than beta to wait, in a limit they leave
 		// half empty: no branch of decide applies. Skipping it spares a
 		// load of a few tasks at a time, whose every round is a task or
@@ -336,18 +353,18 @@ func (v *vegas) endRound(now, latency time.Duration) bool {
 
 // decide moves the limit at the end of a round whose median latency was
 // latency; 0 when every task of the round was a drop.
-func (v *vegas) decide(latency time.Duration) {
+func (v *Limit) decide(latency time.Duration) {
 	// The limit in use: a limit the tasks leave half empty tells nothing
 	// about the resource, and grows only while they fill it.
 	inUse := min(v.limit, float64(v.used))
-	full := 2*v.used >= v.current()
+	full := 2*v.used >= v.Current()
 	s := step(inUse)
 	wasCongested := v.congested
 	v.congested = false
 	if full || latency == 0 || v.drops > 0 {
 		v.strained = true
 	}
-	if v.probing && v.used >= v.current() && v.limit < v.max {
+	if v.probing && v.used >= v.Current() && v.limit < v.max {
 		// A limit at its maximum cannot have crept up: nothing to probe.
 		v.probing = false
 		v.threshold = v.limit
@@ -368,7 +385,7 @@ func (v *vegas) decide(latency time.Duration) {
 		v.threshold = v.limit
 		return
 	}
-	base := v.base()
+	base := v.Base()
 	queued := waiting(inUse, base, latency)
 	if queued > 6*s {
 		v.strained = true
