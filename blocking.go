@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/loomrt/loom/internal/semaphore"
 )
 
 // Blocking runs fn on the caller's goroutine, and returns nil once fn has
@@ -51,14 +53,14 @@ func SetBlockingLimit(n int, full FullPolicy) {
 // once, and how many do now.
 func BlockingLimit() (limit, running int) {
 	b := currentBlocking()
-	return b.limit, b.slots.held()
+	return b.limit, b.slots.Held()
 }
 
 // blockingBound is one setting of Blocking's bound.
 type blockingBound struct {
 	limit int
 	full  FullPolicy
-	slots *semaphore
+	slots *semaphore.Semaphore
 }
 
 var (
@@ -67,7 +69,7 @@ var (
 )
 
 func newBlockingBound(n int, full FullPolicy) *blockingBound {
-	return &blockingBound{limit: n, full: full, slots: newSemaphore(n)}
+	return &blockingBound{limit: n, full: full, slots: semaphore.New(n)}
 }
 
 // defaultBlockingLimit is half the thread limit: the other half stays for the
@@ -95,15 +97,15 @@ func (b *blockingBound) do(ctx context.Context, fn func()) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if ok, _ := b.slots.tryAcquire(); !ok {
+	if ok, _ := b.slots.TryAcquire(); !ok {
 		if b.full == FullReject {
 			return ErrRejected
 		}
-		if b.slots.wait(ctx.Done()) != acquired {
+		if b.slots.Wait(ctx.Done()) != semaphore.Acquired {
 			return ctx.Err()
 		}
 	}
-	defer b.slots.release()
+	defer b.slots.Release()
 	fn()
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sync"
+
+	"github.com/loomrt/loom/internal/semaphore"
 )
 
 // Limit returns an executor that runs each task on its own goroutine, at
@@ -34,16 +36,16 @@ func Limit(n int, opts ...Option) Executor {
 	if cfg.full == 0 {
 		cfg.full = FullReject
 	}
-	l := &limit{tickets: newSemaphore(n + cfg.queue)}
+	l := &limit{tickets: semaphore.New(n + cfg.queue)}
 	if cfg.queue > 0 {
-		l.slots = newSemaphore(n)
+		l.slots = semaphore.New(n)
 	}
 	l.init(KindLimit, cfg, n, cfg.queue)
 	l.counts = l.taskCounts
 	if l.slots != nil {
 		// When Shutdown gives up, no queued task may start: closing the
 		// slots wakes the tasks waiting for one, and refuses the others.
-		l.onAbandon = l.slots.close
+		l.onAbandon = l.slots.Close
 	}
 	return l
 }
@@ -53,10 +55,10 @@ type limit struct {
 	// tickets holds one token per admitted task, running or queued; closing
 	// it stops admission, and its idle channel tells Shutdown that every
 	// admitted task is done.
-	tickets *semaphore
+	tickets *semaphore.Semaphore
 	// slots holds one token per running task; nil when nothing may queue,
 	// because then a ticket is a slot.
-	slots *semaphore
+	slots *semaphore.Semaphore
 }
 
 var _ Executor = (*limit)(nil)
@@ -106,7 +108,7 @@ func (l *limit) goroutine(ctx context.Context, t Task, admitted int64) {
 		return
 	}
 	defer l.finish() // deferred, in case t calls runtime.Goexit
-	l.run(ctx, t, admitted, &l.tickets.completed)
+	l.run(ctx, t, admitted, &l.tickets.Completed)
 }
 
 // Run admits t and runs it on the caller's goroutine once a slot is free.
@@ -119,7 +121,7 @@ func (l *limit) Run(ctx context.Context, t Task) error {
 		return err
 	}
 	defer l.finish() // deferred, in case t calls runtime.Goexit
-	l.run(ctx, t, admitted, &l.tickets.completed)
+	l.run(ctx, t, admitted, &l.tickets.Completed)
 	return nil
 }
 
@@ -128,7 +130,7 @@ func (l *limit) admit(ctx context.Context) error {
 	if l.refuses() {
 		return ErrRejected
 	}
-	ok, isClosed := l.tickets.tryAcquire()
+	ok, isClosed := l.tickets.TryAcquire()
 	switch {
 	case ok:
 		l.countAdmitted()
@@ -143,15 +145,15 @@ func (l *limit) admit(ctx context.Context) error {
 	// are likely runnable on this very P, and letting them finish frees
 	// several slots for one wake-up instead of one slot per park.
 	runtime.Gosched()
-	if ok, _ := l.tickets.tryAcquire(); ok {
+	if ok, _ := l.tickets.TryAcquire(); ok {
 		l.countAdmitted()
 		return nil
 	}
-	switch l.tickets.wait(ctx.Done()) {
-	case acquired:
+	switch l.tickets.Wait(ctx.Done()) {
+	case semaphore.Acquired:
 		l.countAdmitted()
 		return nil
-	case closed:
+	case semaphore.Closed:
 		return ErrClosed
 	}
 	select {
@@ -168,7 +170,7 @@ func (l *limit) admit(ctx context.Context) error {
 func (l *limit) countAdmitted() {
 	l.submitted.Add(1)
 	if l.slots == nil {
-		l.observe(int64(l.tickets.held()))
+		l.observe(int64(l.tickets.Held()))
 	}
 }
 
@@ -179,8 +181,8 @@ func (l *limit) start(ctx context.Context) error {
 	if l.slots == nil {
 		return nil
 	}
-	if ok, _ := l.slots.tryAcquire(); !ok {
-		if l.slots.wait(nil) != acquired {
+	if ok, _ := l.slots.TryAcquire(); !ok {
+		if l.slots.Wait(nil) != semaphore.Acquired {
 			l.abandonQueued(ctx)
 			return ErrAbandoned
 		}
@@ -188,20 +190,20 @@ func (l *limit) start(ctx context.Context) error {
 	if l.abandoning.Load() {
 		// Shutdown gave up while this task waited: a slot freed by a
 		// cancelled task does not let a queued one start.
-		l.slots.release()
+		l.slots.Release()
 		l.abandonQueued(ctx)
 		return ErrAbandoned
 	}
 	if ctx.Done() != nil {
 		if err := expiry(ctx); err != nil {
-			l.slots.release()
+			l.slots.Release()
 			l.dropped(ctx, err)
 			l.expired.Add(1)
-			l.tickets.release()
+			l.tickets.Release()
 			return err
 		}
 	}
-	l.observe(int64(l.slots.held()))
+	l.observe(int64(l.slots.Held()))
 	return nil
 }
 
@@ -211,14 +213,14 @@ func (l *limit) start(ctx context.Context) error {
 func (l *limit) abandonQueued(ctx context.Context) {
 	l.dropped(ctx, ErrAbandoned)
 	l.abandoned.Add(1)
-	l.tickets.release()
+	l.tickets.Release()
 }
 
 func (l *limit) finish() {
 	if l.slots != nil {
-		l.slots.release()
+		l.slots.Release()
 	}
-	l.tickets.release()
+	l.tickets.Release()
 }
 
 // Shutdown stops admitting tasks and waits for the admitted ones to return.
@@ -228,11 +230,11 @@ func (l *limit) finish() {
 // cancellation end when it returns. Shutdown may be called more than once and
 // concurrently.
 func (l *limit) Shutdown(ctx context.Context) error {
-	return l.shutdown(ctx, l.begin, l.tickets.idle, nil)
+	return l.shutdown(ctx, l.begin, l.tickets.Idle(), nil)
 }
 
 func (l *limit) begin() {
-	l.tickets.close()
+	l.tickets.Close()
 	close(l.closing)
 }
 
@@ -241,11 +243,11 @@ func (l *limit) begin() {
 // while they are read makes queued too high, never too low.
 func (l *limit) taskCounts() (running, queued int64, completed uint64) {
 	if l.slots == nil {
-		return int64(l.tickets.held()), 0, l.tickets.completed.Load()
+		return int64(l.tickets.Held()), 0, l.tickets.Completed.Load()
 	}
-	running = int64(l.slots.held())
-	queued = int64(l.tickets.held()) - running
-	return running, queued, l.tickets.completed.Load()
+	running = int64(l.slots.Held())
+	queued = int64(l.tickets.Held()) - running
+	return running, queued, l.tickets.Completed.Load()
 }
 
 // Stats returns a snapshot of the executor's counters.
