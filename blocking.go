@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/loomrt/loom/internal/osthreads"
 	"github.com/loomrt/loom/internal/semaphore"
 )
 
@@ -76,7 +77,7 @@ func newBlockingBound(n int, full FullPolicy) *blockingBound {
 // threads that run Go code, the runtime's own, and the blocking calls that
 // do not go through Blocking.
 func defaultBlockingLimit() int {
-	return max(1, readMaxThreads()/2)
+	return max(1, osthreads.MaxThreads()/2)
 }
 
 func currentBlocking() *blockingBound {

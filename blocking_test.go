@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/loomrt/loom/internal/osthreads"
 )
 
 // withBlockingLimit sets Blocking's bound for one test and puts the default
@@ -115,7 +117,7 @@ func TestBlockingPanicFreesItsPlace(t *testing.T) {
 
 func TestBlockingDefaultIsHalfTheThreadLimit(t *testing.T) {
 	SetBlockingLimit(0, FullWait)
-	if got, want := func() int { l, _ := BlockingLimit(); return l }(), readMaxThreads()/2; got != want {
+	if got, want := func() int { l, _ := BlockingLimit(); return l }(), osthreads.MaxThreads()/2; got != want {
 		t.Errorf("default bound %d; want half the thread limit, %d", got, want)
 	}
 }

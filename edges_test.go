@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loomrt/loom/internal/osthreads"
 )
 
 // Tests written for the mutants that survived a gremlins pass (see
@@ -143,7 +145,7 @@ func TestExcerptAtItsLength(t *testing.T) {
 // running (at least one), and not negative. (threadcheck.go, the "at most
 // %d workers fit" figure.)
 func TestThreadLimitErrorSaysHowManyFit(t *testing.T) {
-	limit, headroom := readMaxThreads(), threadHeadroom()
+	limit, headroom := osthreads.MaxThreads(), osthreads.Headroom()
 	err := checkThreads(limit)
 	if !errors.Is(err, ErrThreadLimit) {
 		t.Fatalf("checkThreads(%d): got %v; want ErrThreadLimit", limit, err)
@@ -161,7 +163,7 @@ func TestThreadLimitErrorSaysHowManyFit(t *testing.T) {
 // task's locked thread is uncounted when it ends: lockedThreads is back where
 // it was after the executor shuts down. (threadpertask.go, finish.)
 func TestThreadPerTaskReleasesItsThreadCount(t *testing.T) {
-	before := lockedThreads.Load()
+	before := int64(osthreads.Locked())
 	e := ThreadPerTask()
 	for range 10 {
 		if err := e.Run(context.Background(), func(context.Context) {}); err != nil {
@@ -169,7 +171,7 @@ func TestThreadPerTaskReleasesItsThreadCount(t *testing.T) {
 		}
 	}
 	shutdown(t, e)
-	if got := lockedThreads.Load(); got != before {
+	if got := int64(osthreads.Locked()); got != before {
 		t.Errorf("lockedThreads after 10 tasks: got %d; want %d, as before", got, before)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/loomrt/loom/internal/osthreads"
 )
 
 // TestThreadWatchStartsAtItsMarksEdges starts watches whose marks lie
@@ -35,7 +37,7 @@ func TestThreadWatchReadsLessOftenFarBelowItsMark(t *testing.T) {
 		{3 * time.Millisecond, 30 * time.Millisecond},
 	} {
 		w := &ThreadWatch{High: 1, Every: tc.every}
-		if got := w.check(newThreadSamples()); got != tc.want {
+		if got := w.check(osthreads.NewSampler()); got != tc.want {
 			t.Errorf("check with Every %s, far below the mark (%+v): next read in %s; want %s", tc.every, w.Stats(), got, tc.want)
 		}
 	}

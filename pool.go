@@ -2,11 +2,13 @@ package loom
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"runtime"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
+
+	"github.com/loomrt/loom/internal/osthreads"
 )
 
 // Pool returns an executor with workers long-lived goroutines and a FIFO
@@ -51,6 +53,23 @@ func Threads(workers int, opts ...Option) Executor {
 	}
 	return newPool(KindThreads, workers, true, opts)
 }
+
+// checkThreads returns an error if n workers, each holding an OS thread,
+// would leave the runtime less than its headroom below the process's thread
+// limit: past it, the process dies with "fatal error: thread exhaustion".
+func checkThreads(n int) error {
+	limit, live, headroom := osthreads.MaxThreads(), osthreads.Live(), osthreads.Headroom()
+	if n+live+headroom <= limit {
+		return nil
+	}
+	return fmt.Errorf("%w: %d workers, %d threads running and the runtime's headroom of %d (GOMAXPROCS+%d) exceed the process's thread limit of %d (debug.SetMaxThreads); at most %d workers fit",
+		ErrThreadLimit, n, live, headroom, osthreads.HeadroomFixed, limit, max(limit-live-headroom, 0))
+}
+
+// ErrThreadLimit is wrapped by the error Spec.New, Parse and FromEnv return
+// (and the panic of Threads carries) when a threads executor would need more
+// OS threads than the process may have.
+var ErrThreadLimit = errors.New("not enough OS threads")
 
 type pool struct {
 	core
@@ -144,8 +163,7 @@ func (p *pool) work(w *worker) {
 	if p.lockThread {
 		// Never unlocked: a goroutine that exits locked takes its thread
 		// with it, so each worker owns one OS thread from start to end.
-		runtime.LockOSThread()
-		lockedThreads.Add(1) // the thread watch counts it as in use
+		osthreads.LockThread() // the thread watch counts it as in use
 	}
 	pprof.SetGoroutineLabels(p.labels)
 	stopped := false
@@ -176,7 +194,7 @@ func (p *pool) work(w *worker) {
 // Shutdown can return, so that the count is exact once it has.
 func (p *pool) threadGone() {
 	if p.lockThread {
-		lockedThreads.Add(-1)
+		osthreads.Retire()
 	}
 }
 

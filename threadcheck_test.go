@@ -15,13 +15,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/loomrt/loom/internal/osthreads"
 )
 
 // threads:N with N at the process's thread limit (10,000 by default) used
 // to log "serving" and then die with "fatal error: thread exhaustion". It
 // is refused before a thread starts, with the limit and the headroom named.
 func TestThreadsPastTheThreadLimitRefused(t *testing.T) {
-	limit := readMaxThreads()
+	limit := osthreads.MaxThreads()
 	spec := fmt.Sprintf("threads:%d", limit)
 	e, err := Parse(spec)
 	if err == nil {
@@ -31,7 +33,7 @@ func TestThreadsPastTheThreadLimitRefused(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("build executor spec %q: ", spec),
 		fmt.Sprintf("the process's thread limit of %d (debug.SetMaxThreads)", limit),
-		fmt.Sprintf("the runtime's headroom of %d (GOMAXPROCS+%d)", runtime.GOMAXPROCS(0)+threadHeadroomFixed, threadHeadroomFixed),
+		fmt.Sprintf("the runtime's headroom of %d (GOMAXPROCS+%d)", runtime.GOMAXPROCS(0)+osthreads.HeadroomFixed, osthreads.HeadroomFixed),
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse(%q) error = %q; want it to contain %q", spec, err, want)
@@ -84,7 +86,7 @@ func TestThreadsAtTheMostFit(t *testing.T) {
 func threadsAtTheMostChild() {
 	const limit = 100
 	debug.SetMaxThreads(limit)
-	most := limit - liveThreads() - threadHeadroom()
+	most := limit - osthreads.Live() - osthreads.Headroom()
 	if err := checkThreads(most + 1); !errors.Is(err, ErrThreadLimit) {
 		fmt.Printf("threads:%d (one past the most) = %v; want ErrThreadLimit\n", most+1, err)
 		os.Exit(1)

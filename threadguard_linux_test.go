@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loomrt/loom/internal/osthreads"
 )
 
 // childEnv names the child-process test a re-executed test binary runs.
@@ -106,8 +108,8 @@ func blockingChild(guarded bool) {
 		})
 	}
 	wg.Wait()
-	samples := newThreadSamples()
-	threads, _ := samples.read()
+	samples := osthreads.NewSampler()
+	threads, _ := samples.Read()
 	fmt.Printf("calls=%d peak=%d bound=%d threads=%d\n", calls.Load(), peak.Load(), bound, threads)
 	if peak.Load() > int64(bound) {
 		fmt.Println("peak above the bound")

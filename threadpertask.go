@@ -2,8 +2,9 @@ package loom
 
 import (
 	"context"
-	"runtime"
 	"runtime/pprof"
+
+	"github.com/loomrt/loom/internal/osthreads"
 )
 
 // ThreadPerTask returns an executor that runs each task on an OS thread no
@@ -55,8 +56,7 @@ func (e *threadPerTask) Run(ctx context.Context, t Task) error {
 
 func (e *threadPerTask) thread(ctx context.Context, t Task, admitted int64, done chan error) {
 	// Never unlocked: the thread is retired when this goroutine exits.
-	runtime.LockOSThread()
-	lockedThreads.Add(1) // for the thread watch
+	osthreads.LockThread() // counted for the thread watch
 	pprof.SetGoroutineLabels(e.labels)
 	defer e.finish(done) // deferred, in case t calls runtime.Goexit
 	e.run(ctx, t, admitted, nil)
@@ -65,7 +65,7 @@ func (e *threadPerTask) thread(ctx context.Context, t Task, admitted int64, done
 func (e *threadPerTask) finish(done chan error) {
 	// Leave the gate first, so that the task no longer counts as running
 	// when Run returns; done has room, so the send cannot block.
-	lockedThreads.Add(-1)
+	osthreads.Retire()
 	e.gate.exit()
 	if done != nil {
 		done <- nil

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loomrt/loom/internal/osthreads"
 )
 
 // TestThreadsLockEachWorkerToItsThread engages all workers at once, then runs
@@ -130,11 +132,11 @@ func TestGoroutinesCarryPprofLabels(t *testing.T) {
 }
 
 // TestLockedThreadsCounted checks that the thread watch's estimate of
-// threads in use (lockedThreads) counts every Threads worker, busy or idle,
+// threads in use (osthreads.Locked) counts every Threads worker, busy or idle,
 // and every running ThreadPerTask task: each holds an OS thread even while
 // parked, where no runtime metric sees it.
 func TestLockedThreadsCounted(t *testing.T) {
-	before := lockedThreads.Load()
+	before := int64(osthreads.Locked())
 	const workers, tasks = 4, 3
 	busy := func(e Executor, n int) (release func()) {
 		t.Helper()
@@ -152,29 +154,29 @@ func TestLockedThreadsCounted(t *testing.T) {
 
 	pool := Threads(workers)
 	release := busy(pool, workers) // every worker has started, and locked its thread
-	if got, want := lockedThreads.Load()-before, int64(workers); got != want {
+	if got, want := int64(osthreads.Locked())-before, int64(workers); got != want {
 		t.Errorf("with %d busy Threads workers: %d locked threads counted; want %d", workers, got, want)
 	}
 	release()
 	if err := pool.Run(context.Background(), func(context.Context) {}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := lockedThreads.Load()-before, int64(workers); got != want {
+	if got, want := int64(osthreads.Locked())-before, int64(workers); got != want {
 		t.Errorf("with %d idle Threads workers: %d locked threads counted; want %d", workers, got, want)
 	}
 	shutdown(t, pool)
-	if got := lockedThreads.Load() - before; got != 0 {
+	if got := int64(osthreads.Locked()) - before; got != 0 {
 		t.Errorf("after Shutdown of Threads(%d): %d locked threads counted; want 0", workers, got)
 	}
 
 	perTask := ThreadPerTask()
 	release = busy(perTask, tasks)
-	if got, want := lockedThreads.Load()-before, int64(tasks); got != want {
+	if got, want := int64(osthreads.Locked())-before, int64(tasks); got != want {
 		t.Errorf("with %d ThreadPerTask tasks running: %d locked threads counted; want %d", tasks, got, want)
 	}
 	release()
 	shutdown(t, perTask)
-	if got := lockedThreads.Load() - before; got != 0 {
+	if got := int64(osthreads.Locked()) - before; got != 0 {
 		t.Errorf("after Shutdown of ThreadPerTask: %d locked threads counted; want 0", got)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/loomrt/loom/internal/osthreads"
 )
 
 // A ThreadWatch guards the process against running out of OS threads. A
@@ -127,7 +129,7 @@ func (w *ThreadWatch) Start() error {
 	}
 	w.stop, w.done = make(chan struct{}), make(chan struct{})
 	watched.running.Add(1)
-	samples := newThreadSamples()
+	samples := osthreads.NewSampler()
 	next := w.check(samples)
 	go w.loop(samples, next, w.stop, w.done)
 	return nil
@@ -191,7 +193,7 @@ func (w *ThreadWatch) logger() *slog.Logger {
 	return slog.Default()
 }
 
-func (w *ThreadWatch) loop(samples *threadSamples, next time.Duration, stop, done chan struct{}) {
+func (w *ThreadWatch) loop(samples *osthreads.Sampler, next time.Duration, stop, done chan struct{}) {
 	defer close(done)
 	timer := time.NewTimer(next)
 	defer timer.Stop()
@@ -206,9 +208,9 @@ func (w *ThreadWatch) loop(samples *threadSamples, next time.Duration, stop, don
 }
 
 // check reads the count, trips or recovers, and returns when to read next.
-func (w *ThreadWatch) check(samples *threadSamples) time.Duration {
-	limit := readMaxThreads()
-	total, count := samples.read()
+func (w *ThreadWatch) check(samples *osthreads.Sampler) time.Duration {
+	limit := osthreads.MaxThreads()
+	total, count := samples.Read()
 	w.limit.Store(int64(limit))
 	w.threads.Store(int64(total))
 	w.inUse.Store(int64(count))

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/loomrt/loom/internal/osthreads"
 )
 
 func TestThreadWatchStartErrors(t *testing.T) {
@@ -42,7 +44,7 @@ func TestThreadWatchLifecycle(t *testing.T) {
 		t.Errorf("second Start() = %v; want ErrWatchRunning", err)
 	}
 	s := w.Stats()
-	if !s.Running || s.Threads <= 0 || s.InUse <= 0 || s.InUse > s.Threads || s.Limit != readMaxThreads() || s.High != s.Limit*8/10 || s.Low != s.Limit*6/10 || s.Tripped {
+	if !s.Running || s.Threads <= 0 || s.InUse <= 0 || s.InUse > s.Threads || s.Limit != osthreads.MaxThreads() || s.High != s.Limit*8/10 || s.Low != s.Limit*6/10 || s.Tripped {
 		t.Errorf("Stats() = %+v; want running, threads, in use ≤ threads, the limit, high at 80%%, low at 60%%, not tripped", s)
 	}
 	// The process-wide figures, which every executor's Stats carries.
