@@ -2,7 +2,6 @@ package loom
 
 import (
 	"context"
-	"runtime/debug"
 	"sync/atomic"
 )
 
@@ -43,22 +42,4 @@ func (d *dropContext) Value(key any) any {
 		return d.f
 	}
 	return d.Context.Value(key)
-}
-
-// dropped calls the OnDrop function ctx carries, if any, for a task that was
-// admitted and will never run, and reports its panic.
-func (c *core) dropped(ctx context.Context, err error) {
-	if ctx == nil {
-		return // a misuse the executor otherwise survives; nothing to call
-	}
-	f, _ := ctx.Value(dropKey{}).(func(error))
-	if f == nil {
-		return
-	}
-	defer func() {
-		if v := recover(); v != nil {
-			c.onPanic(c.name, v, debug.Stack())
-		}
-	}()
-	f(err)
 }
