@@ -138,3 +138,22 @@ func TestSetBlockingLimitPanics(t *testing.T) {
 		})
 	}
 }
+
+// TestBlockingBoundMadeOnFirstUse checks the lazy default of Blocking's
+// bound: with none set, the first use makes one (half the thread limit) and
+// later uses get the same one. (blocking.go, currentBlocking's fast path.)
+func TestBlockingBoundMadeOnFirstUse(t *testing.T) {
+	old := blockingNow.Load()
+	t.Cleanup(func() { blockingNow.Store(old) })
+	blockingNow.Store(nil)
+	b := currentBlocking()
+	if b == nil {
+		t.Fatal("currentBlocking() with no bound set: got nil; want the default bound")
+	}
+	if b.limit != defaultBlockingLimit() {
+		t.Errorf("default bound: got %d; want %d", b.limit, defaultBlockingLimit())
+	}
+	if again := currentBlocking(); again != b {
+		t.Errorf("second currentBlocking(): got another bound (%p); want the first (%p)", again, b)
+	}
+}

@@ -242,3 +242,417 @@ func TestSampleIsSpread(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlySampledTasksAreTimed runs a thousand quick tasks on pools made a
+// second earlier, on the workers' inline path (a Background context): only
+// the sampled ones are timed, so no queue wait or run time reaches back to
+// the pool's creation. Timing an unsampled task (admitted 0) records the
+// pool's age, a second, as its wait or run time. (core.go and core_run.go,
+// the `admitted != 0` checks.)
+func TestOnlySampledTasksAreTimed(t *testing.T) {
+	const age = time.Second
+	pools := map[string]Executor{"pool": Pool(2, WithQueue(1000)), "threads": Threads(2, WithQueue(1000))}
+	time.Sleep(age)
+	for name, e := range pools {
+		for range 1000 {
+			if err := e.Go(context.Background(), func(context.Context) {}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		shutdown(t, e)
+		s := e.Stats()
+		if s.QueueWait.P50 >= age/2 || s.RunTime.P99 >= age/2 {
+			t.Errorf("%s: QueueWait %+v, RunTime %+v; want both under %v (the pool's age is %v)", name, s.QueueWait, s.RunTime, age/2, age)
+		}
+	}
+}
+
+// shutdownWithin shuts e down, failing the test if that takes longer than a
+// generous limit (a hang, not slowness) or fails.
+func shutdownWithin(t *testing.T, e Executor) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := e.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+// TestNilTaskIsReportedAsAPanic checks that a nil Task is a panicking task on
+// every executor: reported, counted, and nothing else disturbed. (A pool's
+// worker once took a nil task for a wake-up: the task was never counted as
+// done, and a Run of nil read the answer meant for the next Run.)
+func TestNilTaskIsReportedAsAPanic(t *testing.T) {
+	for _, tc := range everyExecutor {
+		t.Run(tc.kind, func(t *testing.T) {
+			var reports atomic.Int64
+			e := tc.make(WithPanicHandler(func(string, any, []byte) { reports.Add(1) }))
+			ctx := context.Background()
+			if err := e.Go(ctx, nil); err != nil {
+				t.Fatalf("Go(nil) = %v; want nil", err)
+			}
+			if err := runOrGoexit(t, e, ctx, nil); err != nil {
+				t.Fatalf("Run(nil) = %v; want nil", err)
+			}
+			ran := false
+			if err := runOrGoexit(t, e, ctx, func(context.Context) { ran = true }); err != nil || !ran {
+				t.Fatalf("Run after nil tasks = %v, ran %v; want nil, true", err, ran)
+			}
+			shutdownWithin(t, e)
+			s := e.Stats()
+			if s.Submitted != 3 || s.Completed != 3 || s.Panicked != 2 || s.Running != 0 || s.Queued != 0 {
+				t.Errorf("Stats submitted, completed, panicked, running, queued = %d, %d, %d, %d, %d; want 3, 3, 2, 0, 0",
+					s.Submitted, s.Completed, s.Panicked, s.Running, s.Queued)
+			}
+			if got := reports.Load(); got != 2 {
+				t.Errorf("panic handler called %d times; want 2", got)
+			}
+		})
+	}
+}
+
+// errGoexit marks a call that did not return because its goroutine ended.
+var errGoexit = errors.New("goroutine ended by runtime.Goexit")
+
+// runOrGoexit calls Run on its own goroutine and reports what became of it:
+// its error, or errGoexit if the goroutine ended inside it (an executor that
+// runs the task inline runs the panic handler on the caller).
+func runOrGoexit(t *testing.T, e Executor, ctx context.Context, task Task) error {
+	t.Helper()
+	result := make(chan error, 1)
+	go func() {
+		returned := false
+		defer func() {
+			if !returned {
+				result <- errGoexit
+			}
+		}()
+		err := e.Run(ctx, task)
+		returned = true
+		result <- err
+	}()
+	select {
+	case err := <-result:
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run neither returned nor ended its goroutine")
+		return nil
+	}
+}
+
+// TestPanicHandlerMayGoexit gives every executor a panic handler that calls
+// runtime.Goexit, as t.Fatal in a test's handler does: the panicking task
+// must still be counted, its worker or slot released, and the executor must
+// go on and shut down.
+func TestPanicHandlerMayGoexit(t *testing.T) {
+	for _, tc := range everyExecutor {
+		for name, ctx := range submitContexts(t) {
+			t.Run(tc.kind+"/"+name, func(t *testing.T) {
+				e := tc.make(WithPanicHandler(func(string, any, []byte) { runtime.Goexit() }))
+				if err := runOrGoexit(t, e, ctx, func(context.Context) { panic("boom") }); err != nil && err != errGoexit {
+					t.Fatalf("Run of a panicking task = %v; want nil (or the caller's goroutine ended)", err)
+				}
+				ran := false
+				if err := e.Run(ctx, func(context.Context) { ran = true }); err != nil || !ran {
+					t.Fatalf("Run after the handler's Goexit = %v, ran %v; want nil, true", err, ran)
+				}
+				shutdownWithin(t, e)
+				if s := e.Stats(); s.Completed != 2 || s.Panicked != 1 || s.Running != 0 {
+					t.Errorf("Stats completed, panicked, running = %d, %d, %d; want 2, 1, 0", s.Completed, s.Panicked, s.Running)
+				}
+			})
+		}
+	}
+}
+
+// TestStatsSnapshotsAddUp samples Stats while tasks flow through a small
+// pool: a snapshot must never show more tasks done or running than
+// submitted, though the counters are read one after another.
+func TestStatsSnapshotsAddUp(t *testing.T) {
+	e := Pool(2, WithQueue(4))
+	const submitters, each = 4, 3000
+	var wg sync.WaitGroup
+	for range submitters {
+		wg.Go(func() {
+			for range each {
+				if err := e.Go(context.Background(), func(context.Context) {}); err != nil {
+					t.Errorf("Go: %v", err)
+					return
+				}
+			}
+		})
+	}
+	stop := make(chan struct{})
+	sampled := make(chan int)
+	go func() {
+		n := 0
+		defer func() { sampled <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			s := e.Stats()
+			n++
+			if s.Completed+s.Abandoned+uint64(s.Running) > s.Submitted {
+				t.Errorf("snapshot: completed %d + abandoned %d + running %d > submitted %d",
+					s.Completed, s.Abandoned, s.Running, s.Submitted)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	if n := <-sampled; n == 0 {
+		t.Error("took no snapshot")
+	}
+	shutdownWithin(t, e)
+	if s := e.Stats(); s.Submitted != submitters*each || s.Completed != s.Submitted {
+		t.Errorf("Stats submitted, completed = %d, %d; want %d, %d", s.Submitted, s.Completed, submitters*each, submitters*each)
+	}
+}
+
+// blocker is a task that holds its worker or slot until released.
+type blocker struct {
+	started chan struct{}
+	release chan struct{}
+}
+
+func newBlocker(capacity int) *blocker {
+	return &blocker{started: make(chan struct{}, capacity), release: make(chan struct{})}
+}
+
+func (b *blocker) task(context.Context) {
+	b.started <- struct{}{}
+	<-b.release
+}
+
+// waitStarted waits until n blocker tasks have started.
+func (b *blocker) waitStarted(t *testing.T, n int) {
+	t.Helper()
+	for i := range n {
+		select {
+		case <-b.started:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d of %d blocking tasks started", i, n)
+		}
+	}
+}
+
+// TestBoundsUnderConcurrentSubmission fills every worker or slot with a
+// blocked task, then lets many goroutines race to submit more: exactly the
+// queue's capacity must be admitted, the rest rejected, and no more than the
+// bound may ever run at once.
+func TestBoundsUnderConcurrentSubmission(t *testing.T) {
+	const submitters, each = 32, 20
+	for _, tc := range []struct {
+		kind         string
+		make         func() Executor
+		bound, queue int
+	}{
+		{"pool", func() Executor { return Pool(3, WithQueue(7), WithFull(FullReject)) }, 3, 7},
+		{"pool/no-queue", func() Executor { return Pool(3, WithQueue(0), WithFull(FullReject)) }, 3, 0},
+		{"threads", func() Executor { return Threads(2, WithQueue(5), WithFull(FullReject)) }, 2, 5},
+		{"limit", func() Executor { return Limit(4, WithQueue(9)) }, 4, 9},
+		{"limit/no-queue", func() Executor { return Limit(4) }, 4, 0},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			e := tc.make()
+			var running, peak atomic.Int64
+			b := newBlocker(tc.bound + tc.queue)
+			task := func(ctx context.Context) {
+				r := running.Add(1)
+				for p := peak.Load(); r > p && !peak.CompareAndSwap(p, r); p = peak.Load() {
+				}
+				b.task(ctx)
+				running.Add(-1)
+			}
+			var fillRejected int
+			for i := range tc.bound {
+				// Under WithQueue(0), a pool admits a task only when a worker is
+				// waiting for one, and a new worker may not be waiting yet.
+				err := e.Go(context.Background(), task)
+				for deadline := time.Now().Add(10 * time.Second); errors.Is(err, ErrRejected) && time.Now().Before(deadline); {
+					fillRejected++
+					time.Sleep(time.Millisecond)
+					err = e.Go(context.Background(), task)
+				}
+				if err != nil {
+					t.Fatalf("Go %d of the first %d: %v", i, tc.bound, err)
+				}
+			}
+			b.waitStarted(t, tc.bound)
+
+			var admitted, rejected atomic.Int64
+			var wg sync.WaitGroup
+			for range submitters {
+				wg.Go(func() {
+					for range each {
+						switch err := e.Go(context.Background(), task); {
+						case err == nil:
+							admitted.Add(1)
+						case errors.Is(err, ErrRejected):
+							rejected.Add(1)
+						default:
+							t.Errorf("Go = %v; want nil or ErrRejected", err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if got := admitted.Load(); got != int64(tc.queue) {
+				t.Errorf("admitted %d tasks while full; want exactly the queue, %d", got, tc.queue)
+			}
+			if got, want := rejected.Load(), int64(submitters*each-tc.queue); got != want {
+				t.Errorf("rejected %d tasks; want %d", got, want)
+			}
+			s := e.Stats()
+			wantRejected := uint64(submitters*each - tc.queue + fillRejected)
+			if s.Queued != tc.queue || s.Running != tc.bound || s.Rejected != wantRejected {
+				t.Errorf("Stats queued, running, rejected = %d, %d, %d; want %d, %d, %d",
+					s.Queued, s.Running, s.Rejected, tc.queue, tc.bound, wantRejected)
+			}
+			close(b.release)
+			b.waitStarted(t, tc.queue)
+			shutdown(t, e)
+			if got := peak.Load(); got > int64(tc.bound) {
+				t.Errorf("%d tasks ran at once; want at most %d", got, tc.bound)
+			}
+			if s := e.Stats(); s.PeakRunning > tc.bound || s.Completed != uint64(tc.bound+tc.queue) {
+				t.Errorf("Stats peak, completed = %d, %d; want at most %d, %d", s.PeakRunning, s.Completed, tc.bound, tc.bound+tc.queue)
+			}
+		})
+	}
+}
+
+// TestRunningNeverExceedsBound floods bounded executors that wait when full
+// and checks, inside the tasks, that the bound holds.
+func TestRunningNeverExceedsBound(t *testing.T) {
+	for _, tc := range []struct {
+		kind  string
+		e     Executor
+		bound int
+	}{
+		{"pool", Pool(3), 3},
+		{"threads", Threads(2), 2},
+		{"limit/wait", Limit(3, WithQueue(2), WithFull(FullWait)), 3},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			var running, peak, ran atomic.Int64
+			task := func(context.Context) {
+				r := running.Add(1)
+				for p := peak.Load(); r > p && !peak.CompareAndSwap(p, r); p = peak.Load() {
+				}
+				time.Sleep(10 * time.Microsecond)
+				running.Add(-1)
+				ran.Add(1)
+			}
+			var wg sync.WaitGroup
+			for i := range 16 {
+				wg.Go(func() {
+					for j := range 50 {
+						submit := tc.e.Go
+						if (i+j)%3 == 0 {
+							submit = tc.e.Run
+						}
+						if err := submit(context.Background(), task); err != nil {
+							t.Errorf("submit: %v", err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			shutdown(t, tc.e)
+			if got := ran.Load(); got != 16*50 {
+				t.Errorf("ran %d tasks; want %d", got, 16*50)
+			}
+			if got := peak.Load(); got > int64(tc.bound) {
+				t.Errorf("%d tasks ran at once; want at most %d", got, tc.bound)
+			}
+		})
+	}
+}
+
+func TestFullWaitHonoursContext(t *testing.T) {
+	for _, tc := range []struct {
+		kind string
+		make func() Executor
+	}{
+		{"pool", func() Executor { return Pool(1, WithQueue(0)) }},
+		{"threads", func() Executor { return Threads(1, WithQueue(0)) }},
+		{"limit", func() Executor { return Limit(1, WithFull(FullWait)) }},
+	} {
+		for _, method := range []string{"Go", "Run"} {
+			t.Run(tc.kind+"/"+method, func(t *testing.T) {
+				e := tc.make()
+				b := newBlocker(1)
+				if err := e.Go(context.Background(), b.task); err != nil {
+					t.Fatal(err)
+				}
+				b.waitStarted(t, 1)
+				submit := e.Go
+				if method == "Run" {
+					submit = e.Run
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+				defer cancel()
+				ran := false
+				err := submit(ctx, func(context.Context) { ran = true })
+				if !errors.Is(err, context.DeadlineExceeded) || ran {
+					t.Errorf("%s while full = %v, ran %v; want context.DeadlineExceeded, false", method, err, ran)
+				}
+
+				// A waiting caller gets in once there is room.
+				result := make(chan error, 1)
+				go func() { result <- submit(context.Background(), func(context.Context) {}) }()
+				close(b.release)
+				if err := <-result; err != nil {
+					t.Errorf("%s waiting for room = %v; want nil", method, err)
+				}
+				shutdown(t, e)
+				if s := e.Stats(); s.Rejected != 0 || s.Completed != 2 {
+					t.Errorf("Stats rejected, completed = %d, %d; want 0, 2", s.Rejected, s.Completed)
+				}
+			})
+		}
+	}
+}
+
+func TestContextReachesTask(t *testing.T) {
+	type key struct{}
+	for _, tc := range everyExecutor {
+		t.Run(tc.kind, func(t *testing.T) {
+			e := tc.make()
+			defer shutdown(t, e)
+			for _, ctx := range []context.Context{
+				context.WithValue(context.Background(), key{}, "v"),
+				context.WithoutCancel(context.WithValue(context.Background(), key{}, "v")),
+			} {
+				var got any
+				if err := e.Run(ctx, func(ctx context.Context) { got = ctx.Value(key{}) }); err != nil {
+					t.Fatal(err)
+				}
+				if got != "v" {
+					t.Errorf("task saw value %v; want %q", got, "v")
+				}
+			}
+			// Cancelling the submit context reaches the running task.
+			ctx, cancel := context.WithCancel(context.Background())
+			started := make(chan struct{})
+			done := make(chan error, 1)
+			if err := e.Go(ctx, func(ctx context.Context) {
+				close(started)
+				<-ctx.Done()
+				done <- ctx.Err()
+			}); err != nil {
+				t.Fatal(err)
+			}
+			<-started
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("task's ctx.Err() = %v; want context.Canceled", err)
+			}
+		})
+	}
+}

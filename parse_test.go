@@ -414,3 +414,21 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestExcerptAtItsLength checks excerpt at its edge: a text of exactly max
+// bytes is quoted whole, one byte more is cut to max and says its length.
+// (spec.go, excerpt's len(s) <= max.)
+func TestExcerptAtItsLength(t *testing.T) {
+	const max = 8
+	tests := []struct {
+		s, want string
+	}{
+		{"abcdefgh", `"abcdefgh"`},
+		{"abcdefghi", `"abcdefgh"… (9 bytes)`},
+	}
+	for _, tt := range tests {
+		if got := excerpt(tt.s, max); got != tt.want {
+			t.Errorf("excerpt(%q, %d): got %s; want %s", tt.s, max, got, tt.want)
+		}
+	}
+}

@@ -305,3 +305,80 @@ func TestPoolWakesParkedWorker(t *testing.T) {
 		})
 	}
 }
+
+// TestPoolSurvivesPanicNilUnderLegacyGODEBUG: with GODEBUG=panicnil=1,
+// recover returns nil for panic(nil), which a pool worker could take for
+// runtime.Goexit: it started a replacement and also went on itself, and the
+// pool counted one worker fewer, so Shutdown returned while a task still ran.
+func TestPoolSurvivesPanicNilUnderLegacyGODEBUG(t *testing.T) {
+	t.Setenv("GODEBUG", "panicnil=1")
+	if v := func() (v any) {
+		defer func() { v = recover() }()
+		panic(nil)
+	}(); v != nil {
+		t.Skipf("GODEBUG=panicnil=1 did not take effect (recover returned %T)", v)
+	}
+	e := Pool(1)
+	if err := e.Run(context.Background(), func(context.Context) { panic(nil) }); err != nil {
+		t.Fatalf("Run of panic(nil) = %v; want nil", err)
+	}
+	release := make(chan struct{})
+	var finished atomic.Bool
+	started := make(chan struct{})
+	if err := e.Go(context.Background(), func(context.Context) {
+		close(started)
+		<-release
+		finished.Store(true)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	result := make(chan error, 1)
+	go func() { result <- e.Shutdown(context.Background()) }()
+	select {
+	case err := <-result:
+		// Shutdown must wait for the running task; returning now is the bug.
+		t.Fatalf("Shutdown returned %v while a task was still running", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if err := <-result; err != nil {
+		t.Fatalf("Shutdown = %v", err)
+	}
+	if !finished.Load() {
+		t.Error("Shutdown returned before the running task finished")
+	}
+}
+
+func TestPoolRunsInFIFOOrder(t *testing.T) {
+	for _, tc := range []struct {
+		kind string
+		e    Executor
+	}{
+		{"pool", Pool(1, WithQueue(100))},
+		{"threads", Threads(1, WithQueue(100))},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			var mu sync.Mutex
+			var order []int
+			for i := range 100 {
+				if err := tc.e.Go(context.Background(), func(context.Context) {
+					mu.Lock()
+					order = append(order, i)
+					mu.Unlock()
+				}); err != nil {
+					t.Fatalf("Go %d: %v", i, err)
+				}
+			}
+			shutdown(t, tc.e)
+			if len(order) != 100 {
+				t.Fatalf("ran %d tasks; want 100", len(order))
+			}
+			for i, got := range order {
+				if got != i {
+					t.Fatalf("task %d ran in position %d; want FIFO order (order %v)", got, i, order)
+				}
+			}
+		})
+	}
+}

@@ -289,3 +289,43 @@ func TestCancelListAfterAbandon(t *testing.T) {
 		t.Errorf("list not empty after removing its only entry")
 	}
 }
+
+func TestShutdownWakesWaitingCallers(t *testing.T) {
+	for _, tc := range []struct {
+		kind string
+		e    Executor
+	}{
+		{"pool", Pool(1, WithQueue(0))},
+		{"threads", Threads(1, WithQueue(0))},
+		{"limit", Limit(1, WithFull(FullWait))},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			e := tc.e
+			b := newBlocker(1)
+			err := e.Go(context.Background(), b.task)
+			for errors.Is(err, ErrRejected) { // a new pool worker may not be waiting yet
+				time.Sleep(time.Millisecond)
+				err = e.Go(context.Background(), b.task)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.waitStarted(t, 1)
+			result := make(chan error, 1)
+			go func() { result <- e.Go(context.Background(), func(context.Context) {}) }()
+			// Let the caller start waiting for room, then shut down.
+			done := make(chan error, 1)
+			go func() {
+				time.Sleep(10 * time.Millisecond)
+				done <- e.Shutdown(context.Background())
+			}()
+			if err := <-result; !errors.Is(err, ErrClosed) {
+				t.Errorf("Go waiting during Shutdown = %v; want ErrClosed", err)
+			}
+			close(b.release)
+			if err := <-done; err != nil {
+				t.Errorf("Shutdown = %v; want nil", err)
+			}
+		})
+	}
+}

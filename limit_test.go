@@ -1,0 +1,227 @@
+package loom
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestLimitAbandonWakesQueuedRun has Shutdown give up on a Limit whose one
+// running task ignores its cancelled context: the Run queued behind it must
+// return ErrAbandoned at once, without waiting for the running task to end
+// and without running its task. Closing the running slots on abandon is
+// what wakes it (limit.go, onAbandon).
+func TestLimitAbandonWakesQueuedRun(t *testing.T) {
+	e := Limit(1, WithQueue(1))
+	release := make(chan struct{})
+	started := make(chan struct{})
+	if err := e.Go(context.Background(), func(context.Context) { close(started); <-release }); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	runErr := make(chan error, 1)
+	go func() {
+		runErr <- e.Run(context.Background(), func(context.Context) { t.Error("the queued task ran after Shutdown gave up") })
+	}()
+	for e.Stats().Submitted != 2 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := shutdownBounded(t, e, ctx); !errors.Is(err, ErrAbandoned) {
+		t.Errorf("Shutdown with an ended context: got %v; want ErrAbandoned", err)
+	}
+	returned := false
+	select {
+	case err := <-runErr:
+		returned = true
+		if !errors.Is(err, ErrAbandoned) {
+			t.Errorf("queued Run: got %v; want ErrAbandoned", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("queued Run still waits for a slot held by a task that ignores cancellation")
+	}
+	close(release)
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := shutdownBounded(t, e, ctx); err != nil {
+		t.Errorf("second Shutdown, the running task released: got %v; want nil", err)
+	}
+	if !returned {
+		select {
+		case <-runErr:
+		case <-time.After(10 * time.Second):
+			t.Fatal("queued Run never returned, even after the running task did")
+		}
+	}
+}
+
+// shutdownBounded calls e.Shutdown(ctx) and fails the test if it has not
+// returned within ten seconds.
+func shutdownBounded(t *testing.T, e Executor, ctx context.Context) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- e.Shutdown(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown did not return within 10s")
+		return nil
+	}
+}
+
+// TestLimitQueueBoundsWaitersUnderWait checks that under WithFull(FullWait) the queue
+// still bounds the admitted tasks that wait: a caller beyond it waits for
+// room and is not counted as queued.
+func TestLimitQueueBoundsWaitersUnderWait(t *testing.T) {
+	e := Limit(1, WithQueue(1), WithFull(FullWait))
+	b := newBlocker(3)
+	for range 2 { // one runs, one is queued
+		if err := e.Go(context.Background(), b.task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.waitStarted(t, 1)
+	result := make(chan error, 1)
+	go func() { result <- e.Go(context.Background(), b.task) }()
+	time.Sleep(10 * time.Millisecond)
+	select {
+	case err := <-result:
+		t.Fatalf("Go beyond the queue returned %v; want it to wait for room", err)
+	default:
+	}
+	if s := e.Stats(); s.Running != 1 || s.Queued != 1 || s.Submitted != 2 {
+		t.Errorf("Stats running, queued, submitted = %d, %d, %d; want 1, 1, 2", s.Running, s.Queued, s.Submitted)
+	}
+	close(b.release)
+	if err := <-result; err != nil {
+		t.Errorf("Go waiting for room = %v; want nil once there is room", err)
+	}
+	shutdown(t, e)
+	if s := e.Stats(); s.Completed != 3 || s.PeakRunning != 1 {
+		t.Errorf("Stats completed, peak = %d, %d; want 3, 1", s.Completed, s.PeakRunning)
+	}
+}
+
+func TestLimitRejectsRunAtOnce(t *testing.T) {
+	e := Limit(2)
+	defer shutdown(t, e)
+	b := newBlocker(2)
+	for range 2 {
+		if err := e.Go(context.Background(), b.task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.waitStarted(t, 2)
+	if err := e.Run(context.Background(), func(context.Context) {}); !errors.Is(err, ErrRejected) {
+		t.Errorf("Run on a full limit = %v; want ErrRejected", err)
+	}
+	close(b.release)
+}
+
+// TestLimitAdmitsWaitingCallersInOrder queues callers of a full Limit with
+// WithFull(FullWait) one after another: they must run in the order they came.
+func TestLimitAdmitsWaitingCallersInOrder(t *testing.T) {
+	e := Limit(1, WithFull(FullWait))
+	defer shutdown(t, e)
+	l := e.(*limit)
+	release := make(chan struct{})
+	running := make(chan struct{})
+	if err := e.Go(context.Background(), func(context.Context) {
+		close(running)
+		<-release
+	}); err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	const callers = 5
+	order := make(chan int, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			if err := e.Run(context.Background(), func(context.Context) { order <- i }); err != nil {
+				t.Errorf("caller %d: Run = %v; want nil", i, err)
+			}
+		})
+		for l.tickets.Waiting() != i+1 {
+			runtime.Gosched()
+		}
+	}
+	close(release)
+	wg.Wait()
+	close(order)
+	want := 0
+	for got := range order {
+		if got != want {
+			t.Errorf("caller %d ran in place %d", got, want)
+		}
+		want++
+	}
+}
+
+// TestLimitChurnWithCancelledCallers floods a small Limit that queues and
+// waits with callers whose contexts end at any moment: an admitted task
+// either runs or, its context having ended while it was queued, expires
+// (never both, never neither), the bound holds, and the counts agree once it
+// is shut down.
+func TestLimitChurnWithCancelledCallers(t *testing.T) {
+	const bound = 3
+	e := Limit(bound, WithQueue(2), WithFull(FullWait))
+	var running, peak, ran, accepted atomic.Int64
+	task := func(context.Context) {
+		r := running.Add(1)
+		for p := peak.Load(); r > p && !peak.CompareAndSwap(p, r); p = peak.Load() {
+		}
+		runtime.Gosched()
+		running.Add(-1)
+		ran.Add(1)
+	}
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			for j := range 100 {
+				ctx, cancel := context.WithCancel(context.Background())
+				if j%2 == 0 {
+					go func() {
+						runtime.Gosched()
+						cancel()
+					}()
+				}
+				submit := e.Go
+				if (i+j)%3 == 0 {
+					submit = e.Run
+				}
+				switch err := submit(ctx, task); {
+				case err == nil:
+					accepted.Add(1)
+				case errors.Is(err, context.Canceled):
+				default:
+					t.Errorf("submit = %v; want nil or context.Canceled", err)
+				}
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	shutdown(t, e)
+	t.Logf("%d of %d submissions accepted", accepted.Load(), 16*100)
+	s := e.Stats()
+	if got := uint64(ran.Load()); got != s.Completed {
+		t.Errorf("ran %d tasks; Stats.Completed = %d", got, s.Completed)
+	}
+	if s.Submitted != s.Completed+s.Expired || s.Submitted < uint64(accepted.Load()) {
+		t.Errorf("Stats submitted, completed, expired = %d, %d, %d; want submitted = completed + expired, at least the %d accepted",
+			s.Submitted, s.Completed, s.Expired, accepted.Load())
+	}
+	if s.Running != 0 || s.Queued != 0 {
+		t.Errorf("Stats running, queued = %d, %d after shutdown; want 0, 0", s.Running, s.Queued)
+	}
+	if got := peak.Load(); got > bound || s.PeakRunning > bound {
+		t.Errorf("%d tasks ran at once (Stats: %d); want at most %d", got, s.PeakRunning, bound)
+	}
+}
