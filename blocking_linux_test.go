@@ -41,8 +41,13 @@ func TestBlockingKeepsThreadsUnderTheLimit(t *testing.T) {
 
 // blockingChild makes a thousand calls that each hold a thread for 200 ms,
 // at once, under a thread limit of 300: through Blocking (bound 150, half
-// the limit) or directly.
+// the limit) or directly. Directly, each holds its thread for 2 s, so that
+// 300 of them overlap however slowly a busy machine starts the goroutines.
 func blockingChild(guarded bool) {
+	hold := 200 * time.Millisecond
+	if !guarded {
+		hold = 2 * time.Second
+	}
 	debug.SetMaxThreads(300)
 	SetBlockingLimit(0, FullWait)
 	bound, _ := BlockingLimit()
@@ -51,7 +56,7 @@ func blockingChild(guarded bool) {
 		n := inside.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
-		sleepThread(200 * time.Millisecond)
+		sleepThread(hold)
 		inside.Add(-1)
 		calls.Add(1)
 	}
