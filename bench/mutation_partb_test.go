@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loomrt/loom/internal/runtimestats"
+	"github.com/loomrt/loom/internal/harness/runtimestats"
 	"github.com/loomrt/loom/load"
 )
 

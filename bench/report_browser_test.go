@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/loomrt/loom/internal/browsertest"
+	"github.com/loomrt/loom/internal/harness/browsertest"
 )
 
 // chartsState is a JavaScript expression whose value describes, as JSON,

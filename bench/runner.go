@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loomrt/loom/internal/procstat"
+	"github.com/loomrt/loom/internal/harness/procstat"
 	"github.com/loomrt/loom/load"
 	"github.com/loomrt/loom/web"
 )

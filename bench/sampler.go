@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/loomrt/loom/internal/procstat"
-	"github.com/loomrt/loom/internal/runtimestats"
+	"github.com/loomrt/loom/internal/harness/procstat"
+	"github.com/loomrt/loom/internal/harness/runtimestats"
 )
 
 // sampleEvery is how often a server under test is read.

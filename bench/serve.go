@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/loomrt/loom"
-	"github.com/loomrt/loom/internal/runtimestats"
+	"github.com/loomrt/loom/internal/harness/runtimestats"
 	"github.com/loomrt/loom/web"
 	_ "github.com/loomrt/loom/web/nbio" // the nbio engine, for models "nbio/…"
 )

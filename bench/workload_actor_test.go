@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/loomrt/loom/actor"
-	"github.com/loomrt/loom/internal/cmdtest"
+	"github.com/loomrt/loom/internal/harness/cmdtest"
 	"github.com/loomrt/loom/web"
 )
 

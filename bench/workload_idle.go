@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loomrt/loom/internal/procstat"
-	"github.com/loomrt/loom/internal/runtimestats"
+	"github.com/loomrt/loom/internal/harness/procstat"
+	"github.com/loomrt/loom/internal/harness/runtimestats"
 	"github.com/loomrt/loom/load"
 )
 

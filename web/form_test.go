@@ -134,9 +134,10 @@ func TestMultipartTempFilesRemovedBehindADecorator(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	app := newApp(t)
+	type key struct{}
 	withValue := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), struct{}{}, "v")))
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), key{}, "v")))
 		})
 	}
 	app.Post("/upload", func(w http.ResponseWriter, r *http.Request) error {

@@ -71,9 +71,7 @@ func (s *fileServer) serve(w http.ResponseWriter, r *http.Request, name string) 
 	if name == "" {
 		name = "."
 	}
-	if strings.HasSuffix(name, "/") {
-		name = strings.TrimSuffix(name, "/")
-	}
+	name = strings.TrimSuffix(name, "/")
 	// fs.ValidPath refuses "..", empty and absolute elements; backslashes
 	// are refused too, since some file systems read them as separators, and
 	// NUL bytes, which no file name holds and which os.Root reports as an

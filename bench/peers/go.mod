@@ -2,7 +2,10 @@ module github.com/loomrt/loom/bench/peers
 
 go 1.26.0
 
-replace github.com/loomrt/loom => ../..
+replace (
+	github.com/loomrt/loom => ../..
+	github.com/loomrt/loom/internal/harness => ../../internal/harness
+)
 
 require (
 	github.com/alitto/pond/v2 v2.7.1
@@ -12,6 +15,7 @@ require (
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/loomrt/loom v0.0.0-00010101000000-000000000000
+	github.com/loomrt/loom/internal/harness v0.0.0-00010101000000-000000000000
 	github.com/panjf2000/ants/v2 v2.12.1
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.25.0

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loomrt/loom/internal/cmdtest"
+	"github.com/loomrt/loom/internal/harness/cmdtest"
 	"go.uber.org/goleak"
 )
 

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/loomrt/loom/web"
+	_ "github.com/loomrt/loom/web/nbio" // LOOM_ENGINE=nbio serves on the event loop
 )
 
 func main() {

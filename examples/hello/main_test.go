@@ -3,9 +3,11 @@ package main
 import (
 	"io"
 	"net/http"
+	"os/exec"
+	"strings"
 	"testing"
 
-	"github.com/loomrt/loom/internal/cmdtest"
+	"github.com/loomrt/loom/internal/harness/cmdtest"
 	"go.uber.org/goleak"
 )
 
@@ -14,6 +16,15 @@ func TestMain(m *testing.M) {
 }
 
 func TestHello(t *testing.T) {
+	for _, engine := range []string{"std", "nbio"} {
+		t.Run(engine, func(t *testing.T) {
+			t.Setenv("LOOM_ENGINE", engine) // the README's switch: hello links web/nbio
+			testHello(t)
+		})
+	}
+}
+
+func testHello(t *testing.T) {
 	app, err := newApp()
 	if err != nil {
 		t.Fatal(err)
@@ -72,4 +83,22 @@ func TestRunStopsCleanly(t *testing.T) {
 
 func TestRunRejectsArguments(t *testing.T) {
 	cmdtest.RejectsStrayArgument(t, run, "-addr", "127.0.0.1:0")
+}
+
+// TestHelloLinksNoOptionalDependency checks that a plain web program links
+// neither Prometheus nor WebSockets: they live in web/metrics and
+// web/websocket, which only their users import.
+func TestHelloLinksNoOptionalDependency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.Contains(dep, "prometheus") || strings.Contains(dep, "coder/websocket") {
+			t.Errorf("hello links %s; want it only in programs that import web/metrics or web/websocket", dep)
+		}
+	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 
-	"github.com/loomrt/loom/internal/cmdtest"
+	"github.com/loomrt/loom/internal/harness/cmdtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

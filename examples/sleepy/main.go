@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/loomrt/loom/web"
+	_ "github.com/loomrt/loom/web/nbio" // LOOM_ENGINE=nbio serves on the event loop
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loomrt/loom/internal/cmdtest"
+	"github.com/loomrt/loom/internal/harness/cmdtest"
 	"go.uber.org/goleak"
 )
 

@@ -26,6 +26,7 @@ import (
 
 	"github.com/loomrt/loom/examples/todo/todoapp"
 	"github.com/loomrt/loom/web"
+	_ "github.com/loomrt/loom/web/nbio" // LOOM_ENGINE=nbio serves on the event loop
 )
 
 func main() {

@@ -21,6 +21,7 @@ import (
 	"syscall"
 
 	"github.com/loomrt/loom/examples/websocket/wsapp"
+	_ "github.com/loomrt/loom/web/nbio" // LOOM_ENGINE=nbio serves on the event loop
 )
 
 func main() {

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/loomrt/loom/internal/browsertest"
+	"github.com/loomrt/loom/internal/harness/browsertest"
 )
 
 // serveLoopback serves the todo App over store with the App's own server

@@ -11,7 +11,7 @@ import (
 	"runtime/debug"
 
 	"github.com/loomrt/loom/bench/peers/internal/echo"
-	"github.com/loomrt/loom/internal/runtimestats"
+	"github.com/loomrt/loom/internal/harness/runtimestats"
 )
 
 // run serves the workload until ctx ends, then shuts both listeners down

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 
-	"github.com/loomrt/loom/internal/runtimestats"
+	"github.com/loomrt/loom/internal/harness/runtimestats"
 )
 
 // A server under test serves Handler on its own listener; the runner reads

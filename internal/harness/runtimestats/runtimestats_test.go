@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/loomrt/loom/internal/runtimestats"
+	"github.com/loomrt/loom/internal/harness/runtimestats"
 )
 
 func TestMain(m *testing.M) {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/loomrt/loom/internal/procstat"
+	"github.com/loomrt/loom/internal/harness/procstat"
 )
 
 // Read a process's figures, here this test's own.

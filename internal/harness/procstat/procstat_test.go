@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/loomrt/loom/internal/procstat"
+	"github.com/loomrt/loom/internal/harness/procstat"
 )
 
 func TestMain(m *testing.M) {
