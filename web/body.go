@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"time"
@@ -49,16 +50,19 @@ func (e *bodyTimeoutError) response() error {
 }
 
 // bodyError turns an error of reading a body that the client caused by
-// sending too much or too slowly into the *Error it gets, 413 or 408; for
-// any other error it returns nil.
+// sending too much, too slowly or malformed into the *Error it gets, 413,
+// 408 or 400; for any other error it returns nil.
 func bodyError(err error) error {
 	var tooBig *http.MaxBytesError
 	var slow *bodyTimeoutError
+	var bad *malformedBodyError
 	switch {
 	case errors.As(err, &tooBig):
 		return tooLarge(tooBig.Limit)
 	case errors.As(err, &slow):
 		return slow.response()
+	case errors.As(err, &bad):
+		return &Error{Status: http.StatusBadRequest, Message: bad.Error(), Err: err}
 	}
 	return nil
 }
@@ -162,9 +166,29 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	case b.timeout > 0 && errors.Is(err, os.ErrDeadlineExceeded):
 		b.expired = &bodyTimeoutError{timeout: b.timeout, err: err}
 		err = b.expired
+	case malformed(err):
+		err = &malformedBodyError{err: err}
 	}
 	return n, err
 }
+
+// malformed reports whether err, from net/http's body reader, says the
+// body's framing is malformed (a chunk size that is not hexadecimal, a
+// chunk without its CRLF): net/http's errors for those are its own, and
+// the others are of the connection or of a closed body.
+func malformed(err error) bool {
+	var ne net.Error
+	return !errors.As(err, &ne) && !errors.Is(err, io.ErrUnexpectedEOF) &&
+		!errors.Is(err, net.ErrClosed) && !errors.Is(err, http.ErrBodyReadAfterClose)
+}
+
+// malformedBodyError is what a body's Read returns when its framing is
+// malformed; the client gets 400 (RFC 9112 §7.1).
+type malformedBodyError struct{ err error }
+
+func (e *malformedBodyError) Error() string { return "malformed request body: " + e.err.Error() }
+
+func (e *malformedBodyError) Unwrap() error { return e.err }
 
 func (b *requestBody) Close() error { return b.body.Close() }
 

@@ -69,8 +69,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 			return errors.Join(fmt.Errorf("web: engine %s: %w", e.Name(), err), ln.Close(), a.Shutdown(context.WithoutCancel(ctx)))
 		}
 		server = es
-	} else if d := a.settings.writeTimeout; d > 0 && srv.WriteTimeout <= 0 {
-		ln = writeTimeoutListener{Listener: ln, clock: newWriteClock(d)}
+	} else {
+		if d := a.settings.writeTimeout; d > 0 && srv.WriteTimeout <= 0 {
+			ln = writeTimeoutListener{Listener: ln, clock: newWriteClock(d)}
+		}
+		ln = serveFraming(srv, ln)
 	}
 	a.logger.LogAttrs(ctx, slog.LevelInfo, "serving", slog.String("addr", ln.Addr().String()), slog.String("engine", a.EngineName()))
 	served := make(chan error, 1)
