@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -26,6 +27,9 @@ const (
 	// chunked one, where it began is not known; nbio's parser alone checks
 	// it, and the scan starts again at the next request.
 	phaseBlind
+	// phaseDone: a request after which the connection must close has
+	// arrived; nothing more is read.
+	phaseDone
 )
 
 // connState is what the engine knows of one connection: how far its request
@@ -52,6 +56,9 @@ type connState struct {
 	left    int  // bytes of a declared body still to come
 	chunked bool // the request has a Transfer-Encoding
 	tooBig  bool // its declared body is over the App's largest limit
+	req     requestCheck
+	line    []byte // a request line that came in parts, so far
+	standIn []byte // the line handed to the parser in its place
 	// readEnd: what the parser is being fed ends with an empty line, for
 	// its callbacks.
 	readEnd bool
@@ -138,9 +145,63 @@ type processor struct {
 	st *connState
 }
 
+func (p *processor) OnMethod(parser *nbhttp.Parser, method string) {
+	r := &p.st.req
+	if r.standIn {
+		method = r.line.method
+	}
+	r.method = method
+	p.Processor.OnMethod(parser, method)
+}
+
+func (p *processor) OnURL(parser *nbhttp.Parser, uri string) error {
+	if p.st.req.standIn {
+		uri = p.st.req.line.target
+	}
+	return p.Processor.OnURL(parser, uri)
+}
+
+func (p *processor) OnProto(parser *nbhttp.Parser, proto string) error {
+	if err := p.Processor.OnProto(parser, proto); err != nil {
+		return err
+	}
+	r := &p.st.req
+	r.major, r.minor, _ = http.ParseHTTPVersion(proto)
+	if r.major != 1 {
+		r.refuse(505, "unsupported protocol version")
+	}
+	return nil
+}
+
+// OnHeader checks a field line as net/http would, and hands it on without
+// the whitespace around its value.
 func (p *processor) OnHeader(parser *nbhttp.Parser, key, value string) {
-	if key == "Transfer-Encoding" {
-		p.st.chunked = true
+	st := p.st
+	value = trimOWS(value)
+	if !validFieldValue(value) {
+		st.req.refuseAtOnce(400, "invalid header value")
+	}
+	switch key {
+	case "Host":
+		st.req.hosts++
+		if !validHost(value) {
+			st.req.refuse(400, "malformed Host header")
+		}
+	case "Content-Length":
+		r := &st.req
+		switch {
+		case !validLength(value):
+			r.refuse(400, "bad Content-Length")
+		case r.hasLength && value != r.length:
+			r.refuse(400, "multiple Content-Length headers")
+		}
+		r.hasLength, r.length = true, value
+	case "Transfer-Encoding":
+		st.chunked = true
+	case "Expect":
+		if st.req.expect == "" {
+			st.req.expect = value
+		}
 	}
 	p.Processor.OnHeader(parser, key, value)
 }
@@ -154,16 +215,27 @@ func (p *processor) OnContentLength(parser *nbhttp.Parser, length int) {
 
 // OnComplete is called when a request has arrived whole; nbio then hands
 // it to a handler, which may be done, and have nbio set the idle timeout
-// again, before OnComplete returns.
+// again, before OnComplete returns. A refused request, or one after a
+// request that closes the connection, is not handed over.
 func (p *processor) OnComplete(parser *nbhttp.Parser) {
-	p.st.completed()
+	st := p.st
+	if st.req.status != 0 || st.phase == phaseDone {
+		return
+	}
+	last := st.req.last
+	st.completed()
+	if last {
+		st.phase = phaseDone
+	}
 	p.Processor.OnComplete(parser)
 }
 
-// headersRead starts the body's timeout, from the end of the headers as
-// net/http counts it, or, without a body, ends the request's timeouts.
+// headersRead checks the request's header section as a whole; then it
+// starts the body's timeout, from the end of the headers as net/http
+// counts it, or, without a body, ends the request's timeouts.
 func (st *connState) headersRead(length int) {
 	s := st.srv
+	sendContinue := st.req.headersEnd(st.chunked, length)
 	switch {
 	case st.chunked:
 		st.phase = phaseChunked
@@ -174,8 +246,17 @@ func (st *connState) headersRead(length int) {
 		st.deadline.Store(0) // complete: OnComplete follows at once
 		return
 	}
+	if sendContinue && !st.tooBig {
+		// The client waits for it before it sends the body; net/http sends
+		// it when the handler first reads the body, which the engine reads
+		// before the handler runs.
+		st.queued.Add(int64(len(continueLine)))
+		_, _ = st.nc.Write(continueLine)
+	}
 	st.deadline.Store(s.deadline(s.bodyTimeout))
 }
+
+var continueLine = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
 // completed is called before nbio hands a request over: the next one begins
 // with the next byte, and the idle timeout, which nbio sets again after the
@@ -187,8 +268,62 @@ func (st *connState) completed() {
 	} else {
 		st.phase = phaseIdle
 	}
+	st.chunked, st.tooBig, st.req = false, false, requestCheck{}
 	st.deadline.Store(0)
 	_ = st.nc.SetReadDeadline(time.Time{})
+}
+
+// readRequestLine reads the request line from data, the first bytes of a
+// request or the next of its line, and checks it (parseRequestLine). A line
+// that came whole in data, and that nbio's parser takes as it is, is left
+// in data for the header scan; a line that came in parts is handed to the
+// parser whole, and one it does not take as a stand-in, whose method and
+// target OnMethod and OnURL put back. It returns how many bytes of data it
+// took, and the status to refuse the request with, or 0.
+func (st *connState) readRequestLine(data []byte) (n int, status int, why string) {
+	limit := st.srv.headerLimit
+	j := bytes.IndexByte(data, '\n')
+	if j < 0 {
+		st.size += len(data)
+		if st.size > limit {
+			return 0, 431, ""
+		}
+		st.line = append(st.line, data...)
+		return len(data), 0, ""
+	}
+	line, whole := data[:j+1], len(st.line) == 0
+	if !whole {
+		st.line = append(st.line, line...)
+		line = st.line
+	}
+	if len(line) < 2 || line[len(line)-2] != '\r' {
+		// A bare LF, which net/http takes and nbio's parser does not.
+		return 0, 400, "malformed request line"
+	}
+	rl, status, why := parseRequestLine(line[:len(line)-2])
+	if status != 0 {
+		return 0, status, why
+	}
+	st.req.line, st.req.lineRead = rl, true
+	if whole && rl.nbioTakes() {
+		return 0, 0, ""
+	}
+	if st.size += j + 1; st.size > limit {
+		return 0, 431, ""
+	}
+	st.scan = atHeadersStart
+	if !rl.nbioTakes() {
+		st.req.standIn = true
+		st.standIn = append(append(st.standIn[:0], "GET / HTTP/1."...), '0'+byte(rl.minor), '\r', '\n')
+		line = st.standIn
+	}
+	err := st.parse(line)
+	st.line = st.line[:0]
+	if err != nil {
+		status, why = refusal(err, phaseHeaders)
+		return 0, status, why
+	}
+	return j + 1, 0, ""
 }
 
 var endOfHeaders = []byte("\r\n\r\n")
@@ -204,11 +339,22 @@ func (st *connState) read(data []byte) (status int, why string) {
 		switch st.phase {
 		case phaseIdle:
 			st.phase, st.scan, st.size, st.chunked, st.tooBig = phaseHeaders, inRequestLine, 0, false, false
+			st.req = requestCheck{}
 			if st.deadline.Load() == 0 {
 				st.deadline.Store(s.deadline(s.headerTimeout))
 			}
 			continue
+		case phaseDone:
+			return 0, ""
 		case phaseHeaders:
+			if st.scan == inRequestLine && !st.req.lineRead {
+				n, status, why := st.readRequestLine(data)
+				if status != 0 {
+					return status, why
+				}
+				data = data[n:]
+				continue
+			}
 			n, end, bad := st.scan.feed(data)
 			st.size += n
 			switch {
@@ -224,10 +370,15 @@ func (st *connState) read(data []byte) (status int, why string) {
 		}
 		data = data[len(part):]
 		before := st.phase
-		if err := st.parse(part); err != nil {
+		err := st.parse(part)
+		switch {
+		case st.req.atOnce:
+			return st.req.status, st.req.why
+		case err != nil:
 			return refusal(err, st.phase)
-		}
-		if st.tooBig {
+		case st.req.status != 0:
+			return st.req.status, st.req.why
+		case st.tooBig:
 			return 413, ""
 		}
 		switch {
@@ -270,6 +421,10 @@ func (st *connState) attach(c *nbio.Conn) bool {
 	p.Conn = st
 	st.proc = processor{Processor: p.Processor, st: st}
 	p.Processor = &st.proc
+	// Parse takes the parser's lock, as its close (on another goroutine)
+	// does: the close then sees the fields just set, even when no byte has
+	// reached the parser yet (a request line still arriving).
+	_ = p.Parse(nil)
 	return true
 }
 

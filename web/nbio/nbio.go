@@ -196,14 +196,12 @@ func (s *server) Serve(ln net.Listener) error {
 }
 
 // serveHTTP runs on the request's own goroutine: it hands the request to
-// the App and, while the server drains, asks for the connection to be
-// closed after the response, as net/http does.
+// the App as net/http would have, and asks for the connection to be closed
+// after the response while the server drains, as net/http does, and after
+// a request with both Content-Length and Transfer-Encoding, as RFC 9112
+// §6.1 requires.
 func (s *server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if why := validHeaders(r); why != "" {
-		badRequest(w, r, why)
-		return
-	}
-	if s.closing.Load() {
+	if asNetHTTP(r) || s.closing.Load() {
 		r.Close = true
 		w.Header().Set("Connection", "close")
 	}

@@ -21,7 +21,8 @@ func refusal(err error, p phase) (status int, why string) {
 		return 413, ""
 	case errors.Is(err, nbhttp.ErrTooLong):
 		return 431, ""
-	case strings.Contains(err.Error(), "unsupported transfer encoding"):
+	case strings.Contains(err.Error(), "unsupported transfer encoding"),
+		strings.Contains(err.Error(), "too many transfer encodings"):
 		return 501, "Unsupported transfer encoding"
 	}
 	return 400, ""
@@ -46,31 +47,28 @@ func refuse(c *nbio.Conn, status int, why string) {
 // errorHeaders are those of net/http's answer to a request it cannot parse.
 const errorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
 
-// badRequest is the status line and body net/http sends for a request it
-// refuses before routing, with why.
-func badRequest(w http.ResponseWriter, r *http.Request, why string) {
-	r.Close = true
-	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Connection", "close")
-	w.WriteHeader(http.StatusBadRequest)
-	_, _ = io.WriteString(w, "400 Bad Request: "+why)
-}
-
-// validHeaders reports what net/http would refuse in r's header that nbio's
-// parser lets through: an HTTP/1.1 request without Host, or Content-Length
-// headers that disagree. (Header names with a space in them are refused by
-// the engine's own scan, before nbio's parser cuts them at the space.)
-func validHeaders(r *http.Request) string {
-	if r.ProtoAtLeast(1, 1) && r.Host == "" && len(r.Header["Host"]) == 0 {
-		return "missing required Host header"
+// asNetHTTP makes r what net/http hands a handler: Host only in r.Host
+// (the target's host for an absolute-form target, RFC 9112 §3.2.2), r.URL
+// without a host for an origin-form target, no framing fields in the header
+// of a chunked request, and a length of 0 for a request without a body. It
+// reports whether r had both Content-Length and Transfer-Encoding, after
+// which the connection must close.
+func asNetHTTP(r *http.Request) (closeAfter bool) {
+	h := r.Header
+	delete(h, "Host")
+	if t := r.RequestURI; t != "" && (t[0] == '/' || t == "*") {
+		r.URL.Host = ""
+	} else if r.URL.Host != "" {
+		r.Host = r.URL.Host
 	}
-	if cl := r.Header["Content-Length"]; len(cl) > 1 {
-		for _, v := range cl[1:] {
-			if strings.TrimSpace(v) != strings.TrimSpace(cl[0]) {
-				return "multiple Content-Length headers"
-			}
-		}
+	switch {
+	case len(r.TransferEncoding) > 0:
+		closeAfter = h["Content-Length"] != nil
+		delete(h, "Content-Length")
+		delete(h, "Transfer-Encoding")
+		r.TransferEncoding = []string{"chunked"}
+	case r.ContentLength < 0:
+		r.ContentLength = 0
 	}
-	return ""
+	return closeAfter
 }

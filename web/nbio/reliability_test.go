@@ -45,66 +45,6 @@ func sized(total int) string {
 	return head + strings.Repeat("a", total-len(head)-len(tail)) + tail
 }
 
-// TestMalformedRequests wants the answer net/http gives from both engines.
-func TestMalformedRequests(t *testing.T) {
-	// net/http reads the line and headers through a reader limited to
-	// MaxHeaderBytes plus 4 KiB of slack.
-	const limit = web.DefaultMaxHeaderBytes + 4096
-	tests := []struct {
-		name, raw, want string
-		nbio            string // where nbio differs, what it answers (docs/web.md)
-	}{
-		{"bad request line", "GET\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
-		{"bad version", "GET / HTTP/9.x\r\nHost: a\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
-		{"duplicate Content-Length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", "HTTP/1.1 400 Bad Request", ""},
-		// Both drop the length and read the chunked body (RFC 9112 6.3).
-		{"Content-Length with chunked", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "HTTP/1.1 200 OK", ""},
-		{"unknown transfer coding", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", "HTTP/1.1 501 Not Implemented", ""},
-		{"no Host in HTTP/1.1", "GET / HTTP/1.1\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
-		{"empty line before the request line", "\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
-		{"space in a header name", "GET / HTTP/1.1\r\nHost: a\r\nFoo Bar: x\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
-		{"space before the colon", "GET / HTTP/1.1\r\nHost: a\r\nFoo : x\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
-		{"tab in a header name", "GET / HTTP/1.1\r\nHost: a\r\nFoo\tBar: x\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
-		{"empty header name", "GET / HTTP/1.1\r\nHost: a\r\n: x\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
-		{"header without a colon", "GET / HTTP/1.1\r\nHost: a\r\nFoo\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
-		// Obsolete line folding: net/http joins the lines, nbio refuses
-		// them; RFC 9112 5.2 allows either.
-		{"folded header line", "GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n", "HTTP/1.1 200 OK", "HTTP/1.1 400 Bad Request"},
-		// Lines ending in a bare LF: net/http takes them, nbio refuses
-		// them; RFC 9112 2.2 allows either.
-		{"bare LF line ends", "GET / HTTP/1.1\nHost: a\n\n", "HTTP/1.1 200 OK", "HTTP/1.1 400 Bad Request"},
-		{"folded first header line", "GET / HTTP/1.1\r\n Host: a\r\n\r\n", "HTTP/1.1 400 Bad Request", ""},
-		{"headers of 512 KiB", sized(512 << 10), "HTTP/1.1 200 OK", ""},
-		{"headers exactly at the limit", sized(limit), "HTTP/1.1 200 OK", ""},
-		{"headers one byte over the limit", sized(limit + 1), "HTTP/1.1 431 Request Header Fields Too Large", ""},
-		{"headers far over the limit", sized(limit + 64<<10), "HTTP/1.1 431 Request Header Fields Too Large", ""},
-		// The scan of the second request must start where the first ended.
-		{"pipelined after a body", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 12\r\n\r\nFoo Bar: x\r\n" + sized(limit), "HTTP/1.1 200 OK", ""},
-	}
-	for _, eng := range engines {
-		t.Run(eng.name, func(t *testing.T) {
-			app := newApp(t, eng.engine)
-			ok := func(w http.ResponseWriter, r *http.Request) error { return nil }
-			app.Get("/", ok)
-			app.Post("/", ok)
-			base, _ := webtest.Serve(t, app)
-			addr := strings.TrimPrefix(base, "http://")
-			for _, tt := range tests {
-				want := tt.want
-				if eng.engine != nil && tt.nbio != "" {
-					want = tt.nbio
-				}
-				got := statusOf(t, addr, tt.raw)
-				// net/http adds the reason to some 400s; the status is what
-				// must match.
-				if !strings.HasPrefix(got, want) {
-					t.Errorf("%s: got %q; want %q", tt.name, got, want)
-				}
-			}
-		})
-	}
-}
-
 // TestHeaderLimitEdge: with a MaxHeaderBytes of its own, a server takes a
 // request whose line and headers are exactly the limit (MaxHeaderBytes + 4
 // KiB) and refuses one a byte longer with 431, on both engines, whether the
