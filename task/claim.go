@@ -20,7 +20,8 @@ const (
 // instance's, then takes over an occurrence a dead holder left unfinished.
 // A claim or take-over that finds the Locker unavailable is tried again,
 // backing off, until MisfireGrace after the first attempt; an occurrence
-// still unclaimed then is counted as missed and logged once.
+// still unclaimed then is counted as missed and logged once, and its
+// take-over is left to the next trigger.
 func (j *job) runLocked(ctx context.Context, at time.Time) {
 	s := j.s
 	deadline := s.now().Add(MisfireGrace)
@@ -44,6 +45,7 @@ func (j *job) runLocked(ctx context.Context, at time.Time) {
 	case errors.Is(err, ErrUnavailable):
 		s.log.Error("task: occurrence missed: locker unavailable", "job", j.name, "scheduled", at, "attempts", attempts, "err", err)
 		j.skipped(Missed, 1)
+		return // a take-over would find the Locker unavailable too; the next trigger's tries
 	default:
 		j.record(at, s.now(), 0, fmt.Errorf("task: job %q: claim %s: %w", j.name, at.Format(time.RFC3339), err))
 	}

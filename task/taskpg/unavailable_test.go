@@ -239,8 +239,8 @@ func TestOutageLongerThanGrace(t *testing.T) {
 	if info.Missed != 4 || info.Runs != 7 || info.Failures != 0 {
 		t.Errorf("jobs: %d missed, %d runs, %d failures; want 4, 7, 0", info.Missed, info.Runs, info.Failures)
 	}
-	if n := in.log.count("occurrence missed"); n != 4 {
-		t.Errorf("%d missed occurrences logged; want 4 (one line each):\n%s", n, in.log.buf.String())
+	if n, other := in.log.count("occurrence missed"), in.log.count("level=ERROR"); n != 4 || other != 4 {
+		t.Errorf("%d missed occurrences logged, %d errors in all; want 4 and 4 (one line each):\n%s", n, other, in.log.buf.String())
 	}
 }
 
