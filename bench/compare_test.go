@@ -6,13 +6,20 @@ import (
 	"testing"
 )
 
+// TestCompare pairs runs by scenario and model and tests their rounds: a
+// fall of 20% over five steady rounds each is a regression, a doubling is
+// faster, and a fall of 20% in medians whose rounds scatter is neither.
 func TestCompare(t *testing.T) {
 	old := sampleReport()
 	cur := sampleReport()
-	cur.Scenarios[0].Runs[0].Throughput = 790         // virtual: 987.5 → 790, a regression
-	cur.Scenarios[0].Runs[1].Throughput = 158.25 * 2  // pool:16 doubled
-	cur.Scenarios[1].Runs = cur.Scenarios[1].Runs[:1] // cpu pool:16 missing from the new report
-	cur.Scenarios[1].Runs[0].Status = StatusErrors    // cpu virtual: as fast, but now with errors
+	old.Scenarios[0].Runs[0] = roundsRun("virtual", 988, 987, 989, 986, 990)
+	cur.Scenarios[0].Runs[0] = roundsRun("virtual", 790, 791, 789, 792, 788) // a regression
+	old.Scenarios[0].Runs[1] = roundsRun("pool:16", 158, 158, 159, 157, 158)
+	cur.Scenarios[0].Runs[1] = roundsRun("pool:16", 316, 316, 317, 315, 316) // doubled
+	old.Scenarios[0].Runs[3] = roundsRun("limit:10", 100, 101, 99, 100, 100)
+	cur.Scenarios[0].Runs[3] = roundsRun("limit:10", 40, 180, 80, 130, 60) // median 80%, but noise
+	cur.Scenarios[1].Runs = cur.Scenarios[1].Runs[:1]                      // cpu pool:16 missing from the new report
+	cur.Scenarios[1].Runs[0].Status = StatusErrors                         // cpu virtual: as fast, but now with errors
 
 	changes := Compare(old, cur)
 	if got, want := len(changes), 5; got != want {
@@ -22,16 +29,19 @@ func TestCompare(t *testing.T) {
 		i     int
 		model string
 		ratio float64
+		diff  Difference
 	}{
-		{0, "virtual", 0.8},
-		{1, "pool:16", 2},
-		{2, "thread-per-task", 0}, // crashed both times: nothing to divide by
-		{4, "virtual", 1},
+		{0, "virtual", 790.0 / 988, Significant},
+		{1, "pool:16", 2, Significant},
+		{2, "thread-per-task", 0, Uncalled}, // crashed both times, once: nothing to divide by
+		{3, "limit:10", 0.8, Noisy},
+		{4, "virtual", 1, Uncalled},
 	}
 	for _, tt := range tests {
 		c := changes[tt.i]
-		if c.Model != tt.model || !near(c.Ratio, tt.ratio) {
-			t.Errorf("changes[%d] = %s ratio %.3f; want %s ratio %.3f", tt.i, c.Model, c.Ratio, tt.model, tt.ratio)
+		if c.Model != tt.model || !near(c.Ratio, tt.ratio) || c.Comparison.Difference != tt.diff {
+			t.Errorf("changes[%d] = %s ratio %.3f, difference %d; want %s ratio %.3f, difference %d",
+				tt.i, c.Model, c.Ratio, c.Comparison.Difference, tt.model, tt.ratio, tt.diff)
 		}
 	}
 	var b bytes.Buffer
@@ -42,7 +52,7 @@ func TestCompare(t *testing.T) {
 	if regressions != 2 {
 		t.Errorf("regressions = %d; want 2 (cask-sleep virtual slower, cpu virtual ok → errors)\n%s", regressions, b.String())
 	}
-	for _, want := range []string{"REGRESSION", "faster", "0.80", "2.00", "status ok → errors"} {
+	for _, want := range []string{"REGRESSION", "faster", "0.80 (p = 0.008)", "2.00 (p = 0.008)", "0.80 ~", "5+5", "status ok → errors"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("comparison lacks %q:\n%s", want, b.String())
 		}

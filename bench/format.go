@@ -53,13 +53,16 @@ func fmtCount[T int | int64 | uint64](n T) string {
 
 // tableHeader and tableRow give the columns of the per-scenario table. The
 // terminal's is narrow; the wide one, in Markdown and HTML, adds p90, p99.9,
-// peak goroutines in system calls and GC cycles. The rate is in unit.
+// peak goroutines in system calls and GC cycles. The rate is in unit. The
+// rate and p99 are medians over the rounds, each followed by its range;
+// "÷ best" is marked "~" where the test finds no significant difference
+// from the best (Standing).
 func tableHeader(wide bool, unit Unit) []string {
 	if !wide {
-		return []string{"model", unit.String(), "÷ limit", "÷ best", "p50", "p99", "max", "errors",
+		return []string{"model", unit.String(), "range", "÷ limit", "÷ best", "p50", "p99", "p99 range", "max", "errors",
 			"peak RSS", "peak threads", "peak goroutines", "CPU s", "status"}
 	}
-	return []string{"model", unit.String(), "÷ limit", "÷ best", "p50", "p90", "p99", "p99.9", "max", "errors",
+	return []string{"model", unit.String(), "range", "÷ limit", "÷ best", "p50", "p90", "p99", "p99 range", "p99.9", "max", "errors",
 		"peak RSS", "peak threads", "peak goroutines", "in syscalls", "CPU s", "GCs", "status"}
 }
 
@@ -75,17 +78,29 @@ func tableRow(r ModelRun, wide bool, unit Unit) []string {
 		return fmtCount(n)
 	}
 	cpu := fmt.Sprintf("%.1f", r.Server.CPUSeconds)
+	rateRange, p99Range := "–", "–"
+	if s := r.ThroughputSpread; s.Rounds > 1 {
+		rateRange = rate(unit.of(s.Min)) + "–" + rate(unit.of(s.Max))
+	}
+	if s := r.P99Spread; s.Rounds > 1 {
+		p99Range = fmtLatency(time.Duration(s.Min)) + "–" + fmtLatency(time.Duration(s.Max))
+	}
+	toBest := fmtRatio(r.RatioToBest)
+	switch r.Standing {
+	case StandingTie, StandingAtLimit, StandingNoisy, StandingUncalled:
+		toBest += " ~"
+	}
 	if !wide {
 		return []string{
-			r.Model, rate(unit.of(r.Throughput)), fmtRatio(r.RatioToLimit), fmtRatio(r.RatioToBest),
-			fmtLatency(r.LatencyAt(50)), fmtLatency(r.LatencyAt(99)), fmtLatency(r.LatencyAt(100)),
+			r.Model, rate(unit.of(r.Throughput)), rateRange, fmtRatio(r.RatioToLimit), toBest,
+			fmtLatency(r.LatencyAt(50)), fmtLatency(r.LatencyAt(99)), p99Range, fmtLatency(r.LatencyAt(100)),
 			fmtCount(r.Errors), fmtBytes(r.Server.PeakRSSBytes), fmtCount(r.Server.PeakThreads),
 			runtimeFigure(r.Server.PeakGoroutines), cpu, status,
 		}
 	}
 	return []string{
-		r.Model, rate(unit.of(r.Throughput)), fmtRatio(r.RatioToLimit), fmtRatio(r.RatioToBest),
-		fmtLatency(r.LatencyAt(50)), fmtLatency(r.LatencyAt(90)), fmtLatency(r.LatencyAt(99)),
+		r.Model, rate(unit.of(r.Throughput)), rateRange, fmtRatio(r.RatioToLimit), toBest,
+		fmtLatency(r.LatencyAt(50)), fmtLatency(r.LatencyAt(90)), fmtLatency(r.LatencyAt(99)), p99Range,
 		fmtLatency(r.LatencyAt(99.9)), fmtLatency(r.LatencyAt(100)),
 		fmtCount(r.Errors), fmtBytes(r.Server.PeakRSSBytes), fmtCount(r.Server.PeakThreads),
 		runtimeFigure(r.Server.PeakGoroutines), runtimeFigure(r.Server.PeakNotInGo), cpu,

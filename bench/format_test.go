@@ -126,16 +126,21 @@ func TestCompareWithoutOldFigures(t *testing.T) {
 }
 
 // TestWriteComparisonFlags checks each row's flag at the edges: a ratio of
-// exactly Regression or 1/Regression is no change, a run that served
-// nothing before has no ratio to flag, and a run that stopped being ok is a
-// regression whatever its throughput.
+// exactly Regression or 1/Regression is no change, a fall or a rise that is
+// not significant is none either, a run that served nothing before has no
+// ratio to flag, and a run that stopped being ok is a regression whatever
+// its throughput.
 func TestWriteComparisonFlags(t *testing.T) {
+	sig := Comparison{Difference: Significant, P: 0.008}
 	changes := []Change{
-		{Scenario: "s", Model: "m-slower", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 100, NewThroughput: 89, Ratio: 0.89},
-		{Scenario: "s", Model: "m-at-regression", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 100, NewThroughput: 90, Ratio: Regression},
-		{Scenario: "s", Model: "m-same", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 100, NewThroughput: 100, Ratio: 1},
-		{Scenario: "s", Model: "m-up-edge", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 90, NewThroughput: 100, Ratio: 1 / Regression},
-		{Scenario: "s", Model: "m-up", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 100, NewThroughput: 120, Ratio: 1.2},
+		{Scenario: "s", Model: "m-slower", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 100, NewThroughput: 89, Ratio: 0.89, Comparison: sig},
+		{Scenario: "s", Model: "m-slower-noise", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 100, NewThroughput: 50, Ratio: 0.5,
+			Comparison: Comparison{Difference: Noisy, P: 0.4}},
+		{Scenario: "s", Model: "m-slower-once", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 100, NewThroughput: 50, Ratio: 0.5},
+		{Scenario: "s", Model: "m-at-regression", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 100, NewThroughput: 90, Ratio: Regression, Comparison: sig},
+		{Scenario: "s", Model: "m-same", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 100, NewThroughput: 100, Ratio: 1, Comparison: sig},
+		{Scenario: "s", Model: "m-up-edge", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 90, NewThroughput: 100, Ratio: 1 / Regression, Comparison: sig},
+		{Scenario: "s", Model: "m-up", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 100, NewThroughput: 120, Ratio: 1.2, Comparison: sig},
 		{Scenario: "s", Model: "m-was-nothing", OldStatus: StatusCrashed, NewStatus: StatusOK, NewThroughput: 50},
 		{Scenario: "s", Model: "m-broke", OldStatus: StatusOK, NewStatus: StatusErrors, OldThroughput: 100, NewThroughput: 150, Ratio: 1.5},
 	}
@@ -145,10 +150,10 @@ func TestWriteComparisonFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"m-slower": "REGRESSION", "m-at-regression": "", "m-same": "", "m-up-edge": "", "m-up": "faster",
-		"m-was-nothing": "status crashed → ok", "m-broke": "REGRESSION, status ok → errors",
+		"m-slower": "REGRESSION", "m-slower-noise": "", "m-slower-once": "", "m-at-regression": "", "m-same": "", "m-up-edge": "",
+		"m-up": "faster", "m-was-nothing": "status crashed → ok", "m-broke": "REGRESSION, status ok → errors",
 	}
-	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n")[1:] {
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n")[1 : 1+len(changes)] {
 		fields := strings.Fields(line)
 		model := fields[1]
 		flag := ""

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -68,6 +69,8 @@ func testCatalogue() []*Scenario {
 	idle.Idle, idle.Models = 20, []string{"virtual", "nbio/virtual"}
 	withUnloaded := one
 	withUnloaded.UnloadedRate, withUnloaded.UnloadedDuration = 50, 300*time.Millisecond
+	warm := one
+	warm.Warmup = 300 * time.Millisecond
 	noLimit := func(Plan) Limit { return Limit{Formula: "none"} }
 	marker := func(_ context.Context, app *web.App, _ Plan, _ string) (func() error, error) {
 		app.Get("/", func(w http.ResponseWriter, _ *http.Request) error {
@@ -138,6 +141,22 @@ func testCatalogue() []*Scenario {
 			Full: idle, Quick: idle, Limit: noLimit, Targets: get("/"), ExpectBody: "marker", Serve: marker,
 		},
 		{
+			Name: "test-cold", Workload: "GET / fails its first 5 requests with 503, then answers with a marker: a server that needs its warm-up",
+			Full: warm, Quick: warm, Limit: noLimit, Targets: get("/"), ExpectBody: "marker",
+			Serve: func(_ context.Context, app *web.App, _ Plan, _ string) (func() error, error) {
+				var served atomic.Int64
+				app.Get("/", func(w http.ResponseWriter, _ *http.Request) error {
+					if served.Add(1) <= 5 {
+						w.WriteHeader(http.StatusServiceUnavailable)
+						return nil
+					}
+					_, err := io.WriteString(w, "test marker")
+					return err
+				})
+				return nil, nil
+			},
+		},
+		{
 			Name: "test-engine", Workload: "GET / names the engine serving it; the marker is nbio's name", Full: one, Quick: one,
 			Limit: noLimit, Targets: get("/"), ExpectBody: "engine=nbio",
 			Serve: func(_ context.Context, app *web.App, _ Plan, _ string) (func() error, error) {
@@ -200,6 +219,7 @@ func runTest(t *testing.T, names ...string) *Report {
 		Env:        []string{serveEnv + "=1"},
 		Catalogue:  testCatalogue(),
 		Command:    "go test",
+		Rounds:     1,
 	})
 	if err != nil {
 		t.Fatalf("Run: %v", err)

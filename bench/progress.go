@@ -50,6 +50,10 @@ func (p *progress) begin(i int, j job) {
 	}
 	p.index, p.started, p.expect = i, time.Now(), j.expected
 	p.label = fmt.Sprintf("[%*d/%d] %-13s %-22s", len(fmt.Sprint(p.total)), i+1, p.total, j.scenario.Name, j.model)
+	if j.rounds > 1 {
+		p.label = fmt.Sprintf("[%*d/%d] %-13s r%d/%d %-22s", len(fmt.Sprint(p.total)), i+1, p.total, j.scenario.Name,
+			j.round, j.rounds, j.model)
+	}
 	if p.terminal {
 		p.draw(load.Progress{})
 	}

@@ -33,6 +33,9 @@ func WriteHTML(w io.Writer, r *Report) error {
 	fmt.Fprintf(ew, "<h1>loom bench</h1>\n<p>Command: <code>%s</code><br>Machine: %s<br>Run: %s, %s</p>\n",
 		html.EscapeString(or(r.Command, "loom bench")), html.EscapeString(r.Machine.String()),
 		html.EscapeString(r.Started.Format("2006-01-02 15:04 UTC")), html.EscapeString(short(r.Finished.Sub(r.Started))))
+	if line := roundsLine(r); line != "" {
+		fmt.Fprintf(ew, "<p>%s.</p>\n", html.EscapeString(strings.ToUpper(line[:1])+line[1:]))
+	}
 	for _, note := range r.Notes {
 		fmt.Fprintf(ew, "<p><em>%s</em></p>\n", html.EscapeString(note))
 	}

@@ -13,6 +13,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	fmt.Fprintf(ew, "Command: `%s`  \n", or(r.Command, "loom bench"))
 	fmt.Fprintf(ew, "Machine: %s  \n", r.Machine)
 	fmt.Fprintf(ew, "Run: %s, %s\n", r.Started.Format("2006-01-02 15:04 UTC"), short(r.Finished.Sub(r.Started)))
+	if line := roundsLine(r); line != "" {
+		fmt.Fprintf(ew, "\n%s.\n", strings.ToUpper(line[:1])+line[1:])
+	}
 	for _, note := range r.Notes {
 		fmt.Fprintf(ew, "\n> %s\n", note)
 	}

@@ -11,6 +11,9 @@ import (
 func WriteText(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "loom bench on %s\n", r.Machine)
+	if line := roundsLine(r); line != "" {
+		fmt.Fprintln(ew, line)
+	}
 	for _, note := range r.Notes {
 		fmt.Fprintf(ew, "note: %s\n", note)
 	}
@@ -49,6 +52,22 @@ func WriteText(w io.Writer, r *Report) error {
 	return ew.err
 }
 
+// roundsLine says how the figures were taken and judged: "5 rounds a
+// model, in an order shuffled per round (seed 42); figures are medians over
+// the rounds, with their range; a model beats another only at p ≤ 0.05
+// (Mann-Whitney U)". Empty for reports of before rounds.
+func roundsLine(r *Report) string {
+	if r.Seed == 0 {
+		return ""
+	}
+	rounds := fmt.Sprintf("%d rounds a model", r.Rounds)
+	if r.Rounds == 1 {
+		rounds = "one round a model, so no difference can be called"
+	}
+	return fmt.Sprintf("%s, in an order shuffled per round (--seed %d); figures are medians over the rounds, with their range; "+
+		"a model beats another only at p ≤ %.2f (Mann-Whitney U), and ties (~) otherwise", rounds, r.Seed, r.Alpha)
+}
+
 // describePlan says what load a plan applies: "100 connections, 15s".
 func describePlan(p Plan) string {
 	parts := []string{count(int64(p.Connections)) + " connections"}
@@ -77,6 +96,9 @@ func describePlan(p Plan) string {
 	}
 	if p.MaxThreads > 0 {
 		parts = append(parts, "server thread limit "+count(int64(p.MaxThreads)))
+	}
+	if p.Warmup > 0 {
+		parts = append(parts, "after a "+p.Warmup.String()+" warm-up")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -61,7 +61,7 @@ func TestReportsCountInTheScenariosUnit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sleepVerdict := "virtual is best at 9,875,000 msg/s (98.8% of the 10,000,000 msg/s limit)"
+	sleepVerdict := "virtual has the highest throughput, 9,875,000 msg/s (98.8% of the 10,000,000 msg/s limit)"
 	capped := "pool:16 is capped at 1,600,000 msg/s by its 16 workers"
 	for _, tt := range []struct {
 		format, out, marker string
@@ -69,7 +69,7 @@ func TestReportsCountInTheScenariosUnit(t *testing.T) {
 	}{
 		{"text", text.String(), "== ",
 			[]string{"msg/s", "9,875,000", "1,582,500", sleepVerdict, capped},
-			[]string{"req/s", "2,000", "virtual is best at 2,000 req/s"}},
+			[]string{"req/s", "2,000", "virtual has the highest throughput, 2,000 req/s"}},
 		{"markdown", md.String(), "### ",
 			[]string{"| model | msg/s |", "| 9,875,000 |", sleepVerdict, capped},
 			[]string{"| model | req/s |", "| 2,000 |"}},
@@ -203,7 +203,7 @@ func TestOldResultsStillRead(t *testing.T) {
 // progress line of each run.
 func TestRunnerCarriesTheUnit(t *testing.T) {
 	s := &Scenario{Name: "echo", Unit: msgs, Limit: func(Plan) Limit { return Limit{PerSecond: 10} }}
-	if got := newScenarioResult(s, Plan{}).Unit; got != msgs {
+	if got := newScenarioResult(s, Plan{}, nil).Unit; got != msgs {
 		t.Errorf("result unit %+v; want %+v", got, msgs)
 	}
 	var out bytes.Buffer

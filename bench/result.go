@@ -16,15 +16,24 @@ type Report struct {
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
 	Machine  Machine   `json:"machine"`
+	// Rounds is how many rounds each model ran (a plan of its own may run
+	// fewer: Plan.Rounds); Seed drew each round's order; Alpha is the
+	// significance level of the verdicts.
+	Rounds int     `json:"rounds"`
+	Seed   uint64  `json:"seed"`
+	Alpha  float64 `json:"alpha"`
 	// Notes says what was left out and why (peers not built, …).
 	Notes     []string         `json:"notes,omitempty"`
 	Scenarios []ScenarioResult `json:"scenarios"`
 }
 
-// ReportVersion is the Report.Version this package writes.
-const ReportVersion = 1
+// ReportVersion is the Report.Version this package writes. ReadJSON also
+// reads version 1, written before rounds: each of its runs reads as one
+// round.
+const ReportVersion = 2
 
-// ScenarioResult is one scenario's runs, one per model.
+// ScenarioResult is one scenario's runs, one per model, each summarising
+// the model's rounds.
 type ScenarioResult struct {
 	Name     string `json:"name"`
 	Workload string `json:"workload"`
@@ -36,8 +45,12 @@ type ScenarioResult struct {
 	// before it) means req/s.
 	Unit Unit       `json:"unit,omitzero"`
 	Runs []ModelRun `json:"runs"`
-	// Best is the model with the highest throughput among runs that served
-	// without errors (or among all that served, if none was clean).
+	// Orders lists, per round, the models in the order they ran.
+	Orders [][]string `json:"orders,omitempty"`
+	// Best is the model with the highest median throughput among runs that
+	// served without errors (or among all that served, if none was clean):
+	// the one the others are tested against, which beats them only where
+	// their Standing says so.
 	Best    string `json:"best,omitempty"`
 	Verdict string `json:"verdict"`
 
@@ -58,7 +71,10 @@ const (
 	StatusCrashed Status = "crashed"
 )
 
-// ModelRun is one scenario under one model.
+// ModelRun is one scenario under one model, over its rounds. Throughput and
+// Latency are medians over the rounds, Requests and Errors totals, Status
+// the worst round's; the server's figures and samples, Load, Client, Steps,
+// Idle and Unloaded are the median round's (summariseRounds).
 type ModelRun struct {
 	Model  string `json:"model"`
 	Status Status `json:"status"`
@@ -80,6 +96,16 @@ type ModelRun struct {
 	RatioToLimit float64 `json:"ratio_to_limit,omitempty"`
 	// RatioToBest is Throughput over the best model's.
 	RatioToBest float64 `json:"ratio_to_best,omitempty"`
+	// Standing says how the run compares with the best; P is the U test's
+	// p-value against the best's rounds (0 for the best itself).
+	Standing Standing `json:"standing,omitempty"`
+	P        float64  `json:"p,omitempty"`
+	// ThroughputSpread and P99Spread are the median, lowest and highest of
+	// the rounds' throughputs (req/s) and 99th percentiles (ns).
+	ThroughputSpread Spread `json:"throughput_spread"`
+	P99Spread        Spread `json:"p99_spread"`
+	// Rounds holds every round's figures, in the order the rounds ran.
+	Rounds []Round `json:"rounds,omitempty"`
 	// ModelCap is what the model's own concurrency bound allows, when it is
 	// below the scenario's limit; 0 otherwise.
 	ModelCap float64 `json:"model_cap,omitempty"`

@@ -28,6 +28,14 @@ type Options struct {
 	Models []string
 	// Quick runs each scenario's short plan.
 	Quick bool
+	// Rounds is how many times each scenario runs every model, a fresh
+	// server each time, in an order shuffled per round; 0 means each
+	// plan's Rounds, else DefaultRounds (DefaultQuickRounds with Quick).
+	// Negative is an error.
+	Rounds int
+	// Seed draws the rounds' orders; 0 means one from the clock. The report
+	// records the seed used, so that an order can be run again.
+	Seed uint64
 
 	// Executable serves scenarios: it is run as
 	// `Executable [ServeArgs…] serve-scenario NAME --model SPEC …`.
@@ -63,20 +71,33 @@ var DefaultPeers = []string{"nethttp", "chi", "gin", "echo"}
 // startTimeout bounds how long a server under test may take to listen.
 const startTimeout = 30 * time.Second
 
-// job is one planned run.
+// job is one planned run: one model in one round of one scenario.
 type job struct {
 	scenario *Scenario
 	plan     Plan
 	model    string
 	expected time.Duration
+	// round counts from 1, of rounds; position is the run's place in its
+	// round's order, from 1; index is the model's in the plan's models.
+	round, rounds, position, index int
+	models                         []string
 }
 
 // Run runs the selected scenarios under each model, one server process at
-// a time, and returns the report. It blocks until all runs end. When ctx
-// ends, it stops the current server and returns the runs finished so far
-// with ctx's error. A server that crashes or fails is a result, not an
-// error: Run returns an error only for a bad selection or a cancelled ctx.
+// a time, and returns the report. Each scenario runs its rounds one after
+// the other, each round every model once, in the round's shuffled order;
+// then the rounds of each model are summarised and judged. It blocks until
+// all runs end. When ctx ends, it stops the current server and returns the
+// rounds finished so far with ctx's error. A server that crashes or fails
+// is a result, not an error: Run returns an error only for a bad selection
+// or a cancelled ctx.
 func Run(ctx context.Context, opts Options) (*Report, error) {
+	if opts.Rounds < 0 {
+		return nil, fmt.Errorf("%w: %d rounds: want 1 or more (0: the default)", ErrNoRuns, opts.Rounds)
+	}
+	if opts.Seed == 0 {
+		opts.Seed = newSeed()
+	}
 	jobs, notes, err := plan(opts)
 	if err != nil {
 		return nil, err
@@ -88,7 +109,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	report := &Report{
-		Version: ReportVersion, Command: opts.Command, Quick: opts.Quick,
+		Version: ReportVersion, Command: opts.Command, Quick: opts.Quick, Rounds: opts.rounds(),
+		Seed: opts.Seed, Alpha: Alpha,
 		Started: time.Now().UTC(), Machine: DescribeMachine(), Notes: append(slices.Clone(opts.Notes), notes...),
 	}
 	if m := report.Machine; m.LoadAverage > float64(m.Cores) {
@@ -101,24 +123,63 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	prog := newProgress(opts.Progress, opts.Terminal, jobs)
 	var current *ScenarioResult
+	var rounds [][]ModelRun // per model of the current scenario, its runs so far
+	var records [][]Round
+	finish := func() {
+		if current == nil {
+			return
+		}
+		for m := range current.Plan.Models {
+			if len(rounds[m]) > 0 {
+				current.Runs = append(current.Runs, summariseRounds(rounds[m], records[m]))
+			}
+		}
+		judge(current)
+	}
 	for i, j := range jobs {
 		if ctx.Err() != nil {
 			break
 		}
 		if current == nil || current.Name != j.scenario.Name {
-			report.Scenarios = append(report.Scenarios, newScenarioResult(j.scenario, j.plan))
+			finish()
+			report.Scenarios = append(report.Scenarios, newScenarioResult(j.scenario, j.plan, j.models))
 			current = &report.Scenarios[len(report.Scenarios)-1]
+			rounds, records = make([][]ModelRun, len(j.models)), make([][]Round, len(j.models))
 		}
+		if j.position == 1 {
+			current.Orders = append(current.Orders, nil)
+		}
+		current.Orders[len(current.Orders)-1] = append(current.Orders[len(current.Orders)-1], j.model)
 		prog.begin(i, j)
 		run := runOne(ctx, exe, opts, j, prog.update)
 		prog.end(i, j, run)
-		current.Runs = append(current.Runs, run)
+		rounds[j.index] = append(rounds[j.index], run)
+		records[j.index] = append(records[j.index], roundOf(run, j.round, j.position))
 	}
-	for i := range report.Scenarios {
-		judge(&report.Scenarios[i])
-	}
+	finish()
 	report.Finished = time.Now().UTC()
 	return report, ctx.Err()
+}
+
+// rounds is the default number of rounds of a run of opts: Options.Rounds,
+// else DefaultRounds or DefaultQuickRounds. A plan may run fewer
+// (Plan.Rounds) unless Options.Rounds is given.
+func (o Options) rounds() int {
+	switch {
+	case o.Rounds > 0:
+		return o.Rounds
+	case o.Quick:
+		return DefaultQuickRounds
+	}
+	return DefaultRounds
+}
+
+// roundsOf is how many rounds plan p runs under opts.
+func (o Options) roundsOf(p Plan) int {
+	if o.Rounds == 0 && p.Rounds > 0 {
+		return p.Rounds
+	}
+	return o.rounds()
 }
 
 // plan expands the options into the list of runs, with notes on what of
@@ -176,12 +237,19 @@ func plan(opts Options) ([]job, []string, error) {
 			}
 		}
 		limit := s.Limit(p).PerSecond
-		for _, m := range models {
-			rate := limit
-			if bound := modelCap(m, p); bound > 0 && (rate == 0 || bound < rate) {
-				rate = bound // a capped model takes its cap's time, up to the plan's Duration
+		n := opts.roundsOf(p)
+		for r, order := range roundOrders(len(models), n, opts.Seed, s.Name) {
+			for pos, m := range order {
+				model := models[m]
+				rate := limit
+				if bound := modelCap(model, p); bound > 0 && (rate == 0 || bound < rate) {
+					rate = bound // a capped model takes its cap's time, up to the plan's Duration
+				}
+				jobs = append(jobs, job{
+					scenario: s, plan: p, model: model, expected: p.expectedRuntime(rate),
+					round: r + 1, rounds: n, position: pos + 1, index: m, models: models,
+				})
 			}
-			jobs = append(jobs, job{scenario: s, plan: p, model: m, expected: p.expectedRuntime(rate)})
 		}
 	}
 	if len(jobs) == 0 {
@@ -264,7 +332,10 @@ func leftOutNotes(selected []*Scenario, runs, cannot map[*Scenario][]string) []s
 	return notes
 }
 
-func newScenarioResult(s *Scenario, p Plan) ScenarioResult {
+// newScenarioResult starts a scenario's result; its plan's Models become
+// the models it runs (given or the plan's, with peers).
+func newScenarioResult(s *Scenario, p Plan, models []string) ScenarioResult {
+	p.Models = models
 	return ScenarioResult{
 		Name: s.Name, Workload: s.Workload, Seed: s.Seed, Changes: s.Changes,
 		Plan: p, Limit: s.Limit(p), Unit: s.Unit, ratios: s.Ratios,
@@ -330,6 +401,11 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 		}
 	}
 
+	if p.Warmup > 0 {
+		warm := cfg
+		warm.Requests, warm.Duration, warm.Progress = 0, p.Warmup, nil
+		load.Run(ctx, warm) // unmeasured: a failing server shows in the measured window
+	}
 	if p.UnloadedRate > 0 {
 		run.Unloaded, run.UnloadedErrors = unloaded(ctx, cfg, p)
 	}

@@ -8,11 +8,12 @@ import (
 	"testing"
 )
 
-// modelsBy lists the models each scenario of jobs runs, in order.
+// modelsBy lists the models each scenario of jobs runs, in the plan's
+// order (each round runs them in an order of its own).
 func modelsBy(jobs []job) map[string][]string {
 	by := map[string][]string{}
 	for _, j := range jobs {
-		by[j.scenario.Name] = append(by[j.scenario.Name], j.model)
+		by[j.scenario.Name] = j.models
 	}
 	return by
 }

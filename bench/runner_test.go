@@ -221,7 +221,7 @@ func TestPlanAddsPeersOnlyWhereTheyServe(t *testing.T) {
 	}
 	peersBy := map[string]int{}
 	for _, j := range jobs {
-		if IsPeer(j.model) {
+		if IsPeer(j.model) && j.round == 1 {
 			peersBy[j.scenario.Name]++
 		}
 	}
@@ -241,7 +241,7 @@ func TestPlanAddsPeersOnlyWhereTheyServe(t *testing.T) {
 	}
 	var pinningPeers []string
 	for _, j := range jobs {
-		if IsPeer(j.model) && j.scenario.Name == "pinning" {
+		if IsPeer(j.model) && j.scenario.Name == "pinning" && j.round == 1 {
 			pinningPeers = append(pinningPeers, j.model)
 		}
 	}
@@ -316,5 +316,68 @@ func TestRunDetectsEachFailureAlone(t *testing.T) {
 	// front of it.
 	if f := runs["test-exit"].Failure; strings.HasPrefix(f, " (") {
 		t.Errorf("test-exit: failure %q; want it to start with how the server exited", f)
+	}
+}
+
+// TestRunInterleavesRounds runs two models for three rounds: every model
+// keeps each of its rounds, each round runs every model once in an order
+// drawn from the seed, the report records the seed and the orders, and
+// the run's throughput is the median of its rounds'.
+func TestRunInterleavesRounds(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := Run(t.Context(), Options{
+		Scenarios: []string{"test-ok"}, Quick: true, Rounds: 3, Seed: 7,
+		Executable: exe, Env: []string{serveEnv + "=1"}, Catalogue: testCatalogue(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Seed != 7 || report.Rounds != 3 || report.Alpha != Alpha {
+		t.Errorf("report seed %d, rounds %d, alpha %v; want 7, 3, %v", report.Seed, report.Rounds, report.Alpha, Alpha)
+	}
+	sc := report.Scenarios[0]
+	want := roundOrders(2, 3, 7, "test-ok")
+	if len(sc.Orders) != 3 {
+		t.Fatalf("orders %v; want 3 rounds", sc.Orders)
+	}
+	for r, order := range sc.Orders {
+		for pos, model := range order {
+			if model != sc.Plan.Models[want[r][pos]] {
+				t.Errorf("round %d ran %v; want the seed's order %v of %v", r+1, order, want[r], sc.Plan.Models)
+				break
+			}
+		}
+	}
+	for _, run := range sc.Runs {
+		if len(run.Rounds) != 3 {
+			t.Fatalf("%s: %d rounds; want 3", run.Model, len(run.Rounds))
+		}
+		var sum int64
+		for i, rd := range run.Rounds {
+			if rd.Round != i+1 || rd.Status != StatusOK || rd.Throughput <= 0 || sc.Orders[i][rd.Position-1] != run.Model {
+				t.Errorf("%s: round %+v; want round %d, ok, served, at its place in the order %v", run.Model, rd, i+1, sc.Orders[i])
+			}
+			sum += rd.Requests
+		}
+		if s := run.ThroughputSpread; run.Throughput != s.Median || s.Rounds != 3 || s.Min > s.Median || s.Max < s.Median {
+			t.Errorf("%s: throughput %v, spread %+v; want the median of 3 rounds", run.Model, run.Throughput, s)
+		}
+		if run.Requests != sum {
+			t.Errorf("%s: %d requests; want the rounds' total, %d", run.Model, run.Requests, sum)
+		}
+	}
+}
+
+// TestRunWarmsUpUnmeasured: a server that fails its first requests serves
+// the measured window cleanly after its warm-up.
+func TestRunWarmsUpUnmeasured(t *testing.T) {
+	report := runTest(t, "test-cold")
+	for _, run := range report.Scenarios[0].Runs {
+		if run.Status != StatusOK || run.Errors != 0 {
+			t.Errorf("%s: status %s with %d errors (%s); want the 503s left in the warm-up", run.Model, run.Status, run.Errors, run.Failure)
+		}
 	}
 }

@@ -135,6 +135,17 @@ type Plan struct {
 	// Duration stops a run after this long, whatever Requests says, so that
 	// a model that is 50 times slower does not take 50 times as long.
 	Duration time.Duration `json:"duration_ns"`
+	// Warmup, when positive, is how long each server is loaded before its
+	// measured window, by the same closed loop (Connections connections, the
+	// same requests), so that its first page faults, GC pacing and
+	// connection set-up do not count; nothing of it is measured. 0: none,
+	// as in the plans whose handlers wait (a warm-up would leave requests in
+	// service into the measured window).
+	Warmup time.Duration `json:"warmup_ns,omitempty"`
+	// Rounds, when positive, is how many rounds the plan runs by default,
+	// in place of Options' default (step-load's quick plan: one, as its
+	// verdict reads the settling of each run); Options.Rounds overrides it.
+	Rounds int `json:"rounds,omitempty"`
 	// Timeout bounds each request; 0 means load's default (30 s).
 	Timeout time.Duration `json:"timeout_ns,omitempty"`
 	// Service is how long a handler waits (sleeps or blocks) per request;
@@ -205,10 +216,10 @@ func (p Plan) expectedRuntime(limit float64) time.Duration {
 	if p.Requests > 0 && limit > 0 {
 		d := time.Duration(float64(p.Requests) / limit * float64(time.Second))
 		if p.Duration == 0 || d < p.Duration {
-			return p.UnloadedDuration + d
+			return p.Warmup + p.UnloadedDuration + d
 		}
 	}
-	return p.UnloadedDuration + p.Duration
+	return p.Warmup + p.UnloadedDuration + p.Duration
 }
 
 // Concurrency returns how many requests a model lets run at once: the N of

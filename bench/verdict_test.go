@@ -9,27 +9,30 @@ import (
 // p99 is a latency list with only a 99th percentile.
 func p99(d time.Duration) []Percentile { return []Percentile{{99, d}} }
 
-// TestVerdictSortsEachRun puts one run in each of the verdict's kinds, at
-// the edges between them: a run at exactly 90% of the best is within 10% of
-// it, one at exactly 110% with errors is in no class of its own, and a
-// capped run is one near its own cap (at most 15% over), not one 16% over.
+// TestVerdictSortsEachRun puts one run of five rounds in each of the
+// verdict's kinds: a tie with the best, a significant gap, a faster run that
+// fails requests, runs near their own cap (at most 15% over it) and one 16%
+// over, one that served nothing and one that crashed.
 func TestVerdictSortsEachRun(t *testing.T) {
 	capEdge := 1.15 // verdict's factor, multiplied at run time as verdict does
+	withCap := func(r ModelRun, cap float64) ModelRun { r.ModelCap = cap; return r }
+	failing := roundsRun("more-but-failing", 1200, 1201, 1199, 1200, 1200)
+	failing.Status, failing.Errors = StatusErrors, 5
+	gone := roundsRun("gone", 5000, 5000, 5000, 5000, 5000)
+	gone.Status, gone.Failure = StatusCrashed, "fatal error: boom"
+	gone.Rounds[2].Status = StatusCrashed
 	sc := ScenarioResult{
 		Limit: Limit{PerSecond: 2000},
 		Runs: []ModelRun{
-			{Model: "best", Status: StatusOK, Throughput: 1000, Requests: 1000, Latency: p99(time.Millisecond)},
-			{Model: "at-90", Status: StatusOK, Throughput: 900, Requests: 900},
-			{Model: "at-110", Status: StatusErrors, Throughput: 1100, Requests: 1100, Errors: 7},
-			{Model: "more-but-failing", Status: StatusErrors, Throughput: 1200, Requests: 1200, Errors: 5},
-			{Model: "half", Status: StatusOK, Throughput: 500, Requests: 500},
-			{Model: "pool:1", Status: StatusOK, Throughput: 114, Requests: 114, ModelCap: 100},
-			{Model: "pool:2", Status: StatusOK, Throughput: 116, Requests: 116, ModelCap: 100},
-			{Model: "pool:3", Status: StatusOK, Throughput: 900, Requests: 900, ModelCap: 800},
-			{Model: "pool:4", Status: StatusOK, Throughput: capEdge * 200, Requests: 230, ModelCap: 200},
+			roundsRun("best", 1000, 1001, 999, 1000, 1002),
+			roundsRun("same", 1001, 999, 1000, 1002, 998),
+			failing,
+			roundsRun("half", 500, 501, 499, 500, 500),
+			withCap(roundsRun("pool:1", 114, 114, 114, 114, 114), 100),
+			withCap(roundsRun("pool:2", 116, 116, 116, 116, 116), 100),
+			withCap(roundsRun("pool:4", capEdge*200, capEdge*200, capEdge*200, capEdge*200, capEdge*200), 200),
 			{Model: "idle", Status: StatusOK},
-			{Model: "gone", Status: StatusCrashed, Throughput: 5000, Requests: 5000, Failure: "fatal error: boom"},
-			{Model: "nothing", Status: StatusOK, Throughput: 3000},
+			gone,
 		},
 	}
 	judge(&sc)
@@ -37,21 +40,26 @@ func TestVerdictSortsEachRun(t *testing.T) {
 		t.Fatalf("best = %q; want best (a crashed run and one that served no request never are)", sc.Best)
 	}
 	for _, want := range []string{
-		"best is best at 1,000 req/s (50% of the 2,000 req/s limit); ",
-		"at-90, at-110 (7 errors) and pool:3 within 10% of it; ",
+		"best and same tie for best (no significant difference at α = 0.05); best leads at 1,000 req/s " +
+			"(median of 5 rounds, 999–1,002; 50% of the 2,000 req/s limit); ",
 		"pool:1 is capped at 100 req/s by its 1 workers; pool:4 is capped at 200 req/s by its 4 workers; ",
-		"idle reaches 0.0% of it; ",
-		"more-but-failing serves 1.2× as much (1,200 req/s) but fails 5 requests; ",
-		"half reaches 50% of it; ",
-		"pool:2 reaches 12% of it; ",
-		"gone crashed: fatal error: boom",
+		"more-but-failing serves 1.20× as much (1,200 req/s) but fails 5 requests; ",
+		"half reaches 50% of best (p = 0.008); ",
+		"pool:2 reaches 12% of best (p = 0.008); ",
+		"idle served nothing; ",
+		"gone crashed in 1 of 5 rounds: fatal error: boom",
 	} {
 		if !strings.Contains(sc.Verdict, want) {
 			t.Errorf("verdict %q\nlacks %q", sc.Verdict, want)
 		}
 	}
-	if got := sc.Runs[4].RatioToLimit; got != 0.25 {
+	if got := sc.Runs[3].RatioToLimit; got != 0.25 {
 		t.Errorf("half: ratio to the limit %v; want 0.25", got)
+	}
+	for i, want := range []Standing{StandingBest, StandingTie, StandingFaster, StandingSlower} {
+		if got := sc.Runs[i].Standing; got != want {
+			t.Errorf("%s: standing %q; want %q", sc.Runs[i].Model, got, want)
+		}
 	}
 }
 
@@ -64,7 +72,9 @@ func TestVerdictWithoutACleanRun(t *testing.T) {
 		{Model: "fast", Status: StatusErrors, Throughput: 300, Requests: 300, Errors: 4},
 	}}
 	judge(&sc)
-	if want := "fast is best at 300 req/s but with 4 errors; slow reaches 33% of it (3 errors)."; sc.Verdict != want {
+	want := "With one round a model, no difference can be called (the U test needs 4 rounds a model at α = 0.05; see --rounds): " +
+		"fast has the highest throughput, 300 req/s but with 4 errors; slow reaches 33% of fast (3 errors)."
+	if sc.Verdict != want {
 		t.Errorf("verdict = %q; want %q", sc.Verdict, want)
 	}
 	if sc.Runs[0].RatioToLimit != 0 {
@@ -77,7 +87,7 @@ func TestVerdictWithoutACleanRun(t *testing.T) {
 		{Model: "c", Status: StatusOK},
 	}}
 	judge(&sc)
-	want := "No model served this scenario: a failed: no request served: 9 timeouts; b crashed: fatal error: x; c ok."
+	want = "No model served this scenario: a failed: no request served: 9 timeouts; b crashed: fatal error: x; c ok."
 	if sc.Best != "" || sc.Verdict != want {
 		t.Errorf("best %q, verdict %q; want none and %q", sc.Best, sc.Verdict, want)
 	}
@@ -121,9 +131,10 @@ func TestJudgeBestWithoutThroughput(t *testing.T) {
 	}
 }
 
-// TestPeerNote sets loom's virtual beside bare net/http only when both
-// served: not when loom's run failed or crashed, nor when net/http's
-// served nothing.
+// TestPeerNote sets loom's virtual model beside bare net/http only when both
+// served (not when loom's run failed or crashed, nor when net/http's
+// served nothing), and says what the test makes of the ratio: significant,
+// a tie, or too few rounds to tell.
 func TestPeerNote(t *testing.T) {
 	runs := func(status Status, bare float64) []ModelRun {
 		return []ModelRun{
@@ -131,20 +142,131 @@ func TestPeerNote(t *testing.T) {
 			{Model: "peer:nethttp", Status: StatusOK, Throughput: bare},
 		}
 	}
+	steady := []float64{1000, 1010, 990, 1005, 995}
 	for _, tt := range []struct {
 		runs []ModelRun
 		want string
 	}{
-		{runs(StatusOK, 1000), "loom's virtual runs at 0.80× bare net/http"},
-		{runs(StatusErrors, 1000), "loom's virtual runs at 0.80× bare net/http"},
+		{runs(StatusOK, 1000), "loom's virtual runs at 0.80× bare net/http (too few rounds to tell)"},
+		{runs(StatusErrors, 1000), "loom's virtual runs at 0.80× bare net/http (too few rounds to tell)"},
 		{runs(StatusFailed, 1000), ""},
 		{runs(StatusCrashed, 1000), ""},
 		{runs(StatusOK, 0), ""},
 		{runs(StatusOK, 1000)[:1], ""},
 		{runs(StatusOK, 1000)[1:], ""},
+		{[]ModelRun{roundsRun("virtual", 800, 810, 790, 805, 795), roundsRun("peer:nethttp", steady...)},
+			"loom's virtual runs at 0.80× bare net/http (a significant difference, p = 0.008)"},
+		{[]ModelRun{roundsRun("virtual", 1002, 992, 1008, 998, 1001), roundsRun("peer:nethttp", steady...)},
+			"loom's virtual runs at 1.00× bare net/http (a tie: no significant difference)"},
 	} {
-		if got := peerNote(tt.runs); got != tt.want {
+		sc := &ScenarioResult{Runs: tt.runs}
+		for i := range sc.Runs {
+			sc.Runs[i].summariseSpreads()
+		}
+		if got := peerNote(sc); got != tt.want {
 			t.Errorf("peerNote(%+v) = %q; want %q", tt.runs, got, tt.want)
+		}
+	}
+}
+
+// roundsRun is a clean run of model whose rounds served the given
+// throughputs, summarised as the runner does.
+func roundsRun(model string, throughputs ...float64) ModelRun {
+	runs := make([]ModelRun, len(throughputs))
+	rounds := make([]Round, len(throughputs))
+	for i, tp := range throughputs {
+		runs[i] = ModelRun{Model: model, Status: StatusOK, Throughput: tp, Requests: int64(tp), Latency: p99(time.Millisecond)}
+		rounds[i] = roundOf(runs[i], i+1, 1)
+	}
+	return summariseRounds(runs, rounds)
+}
+
+// TestVerdictJudgesRounds feeds the verdict synthetic rounds. Two models
+// drawn from one distribution tie; a model shifted 20% above another beats
+// it; a model whose rounds scatter over 90% beside a steady one makes the
+// scenario too noisy to rank, and no winner is named. Removing the
+// significance test (ranking by medians) fails the first and the third.
+func TestVerdictJudgesRounds(t *testing.T) {
+	steady := []float64{1000, 1010, 990, 1005, 995}
+	for _, tt := range []struct {
+		name      string
+		a, b      []float64
+		standing  Standing // b's against the best, or a's when b is best
+		want, not []string
+	}{
+		{
+			name: "equal", a: steady, b: []float64{1002, 992, 1008, 998, 1001}, standing: StandingTie,
+			want: []string{"a and b tie for best (no significant difference at α = 0.05)"},
+			not:  []string{"is best", "too noisy"},
+		},
+		{
+			name: "shifted", a: steady, b: []float64{1200, 1210, 1190, 1205, 1195}, standing: StandingSlower,
+			want: []string{"b is best at 1,200 req/s (median of 5 rounds, 1,190–1,210)", "a reaches 83% of b (p = 0.008)"},
+			not:  []string{"tie", "too noisy"},
+		},
+		{
+			name: "one noisy", a: steady, b: []float64{600, 1500, 900, 1300, 1100}, standing: StandingNoisy,
+			want: []string{"The machine was too noisy to rank b and a: a model's rounds spread over up to 82% of its median"},
+			not:  []string{"is best", "tie for best"},
+		},
+	} {
+		sc := ScenarioResult{Runs: []ModelRun{roundsRun("a", tt.a...), roundsRun("b", tt.b...)}}
+		judge(&sc)
+		other := &sc.Runs[1]
+		if sc.Best == "b" {
+			other = &sc.Runs[0]
+		}
+		if other.Standing != tt.standing {
+			t.Errorf("%s: %s's standing %q; want %q", tt.name, other.Model, other.Standing, tt.standing)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(sc.Verdict, w) {
+				t.Errorf("%s: verdict %q\nlacks %q", tt.name, sc.Verdict, w)
+			}
+		}
+		for _, n := range tt.not {
+			if strings.Contains(sc.Verdict, n) {
+				t.Errorf("%s: verdict %q\nsays %q", tt.name, sc.Verdict, n)
+			}
+		}
+	}
+}
+
+// TestVerdictAtTheLimit: models within 2% of a known limit tie whatever
+// the test says, as the limit bounds them; one below it is ranked.
+func TestVerdictAtTheLimit(t *testing.T) {
+	sc := ScenarioResult{Limit: Limit{PerSecond: 1000}, Runs: []ModelRun{
+		roundsRun("virtual", 995, 996, 994, 995, 996),
+		roundsRun("limit:100", 985, 986, 984, 985, 986), // significantly below virtual, but at the limit
+		roundsRun("pool:200", 900, 901, 899, 900, 901),
+	}}
+	judge(&sc)
+	want := "virtual and limit:100 reach the limit and tie (within 2.0% of it); virtual leads at 995 req/s " +
+		"(median of 5 rounds, 994–996; 99.5% of the 1,000 req/s limit); pool:200 reaches 90% of virtual (p = 0.008)."
+	if sc.Verdict != want {
+		t.Errorf("verdict\n%q; want\n%q", sc.Verdict, want)
+	}
+	if got := sc.Runs[1].Standing; got != StandingAtLimit {
+		t.Errorf("limit:100's standing %q; want %q", got, StandingAtLimit)
+	}
+}
+
+// TestVerdictTooFewRounds: with one round, or three, no difference can
+// be called, and the verdict says so rather than naming a winner.
+func TestVerdictTooFewRounds(t *testing.T) {
+	for _, n := range []int{1, 3} {
+		a, b := make([]float64, n), make([]float64, n)
+		for i := range n {
+			a[i], b[i] = 1000+float64(i), 500+float64(i)
+		}
+		sc := ScenarioResult{Runs: []ModelRun{roundsRun("a", a...), roundsRun("b", b...)}}
+		judge(&sc)
+		if !strings.Contains(sc.Verdict, "no difference can be called (the U test needs 4 rounds a model at α = 0.05") ||
+			strings.Contains(sc.Verdict, "is best") {
+			t.Errorf("%d rounds: verdict %q; want no difference called", n, sc.Verdict)
+		}
+		if got := sc.Runs[1].Standing; got != StandingUncalled {
+			t.Errorf("%d rounds: b's standing %q; want %q", n, got, StandingUncalled)
 		}
 	}
 }

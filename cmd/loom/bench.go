@@ -20,6 +20,8 @@ import (
 // benchFlags are the options of `loom bench`.
 type benchFlags struct {
 	quick  bool
+	rounds int
+	seed   uint64
 	models string
 	list   bool
 	out    string
@@ -41,7 +43,10 @@ func newBenchCmd() *cobra.Command {
 			return runBench(cmd.Context(), cmd, f, args)
 		},
 	}
-	cmd.Flags().BoolVar(&f.quick, "quick", false, "run a short version of every scenario (about 3 minutes on 2 cores)")
+	cmd.Flags().BoolVar(&f.quick, "quick", false, "run a short version of every scenario (under 2 minutes on 2 cores)")
+	cmd.Flags().IntVar(&f.rounds, "rounds", 0, fmt.Sprintf("run every model this many times per scenario, in an order shuffled per round; "+
+		"a difference needs %d rounds to be called at all (default %d, %d with --quick)", bench.MinRounds(), bench.DefaultRounds, bench.DefaultQuickRounds))
+	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "seed of the rounds' orders, to run them again in the same order (default: from the clock; the report prints it)")
 	cmd.Flags().StringVar(&f.models, "models", "", "execution models to compare, e.g. virtual,nbio/pool:16,limit:1000,queue=100; a model runs on net/http unless it names the engine nbio/ (default: each scenario's)")
 	cmd.Flags().BoolVar(&f.list, "list", false, "list the scenarios with their load and limit, and exit")
 	cmd.Flags().StringVar(&f.out, "out", "", "write results.json, report.md and report.html into this directory")
@@ -78,6 +83,8 @@ func runBench(ctx context.Context, cmd *cobra.Command, f benchFlags, names []str
 		Scenarios: names,
 		Models:    bench.SplitModels(f.models),
 		Quick:     f.quick,
+		Rounds:    f.rounds,
+		Seed:      f.seed,
 		Progress:  stderr,
 		Terminal:  isTerminal(stderr),
 		Command:   "loom " + strings.Join(os.Args[1:], " "),
@@ -151,11 +158,17 @@ func checkBenchFlags(f benchFlags, names []string, changed func(string) bool) er
 			}
 		}
 	}
+	if changed("rounds") && f.rounds < 1 {
+		return fmt.Errorf("--rounds %d: want 1 or more", f.rounds)
+	}
+	if changed("seed") && f.seed == 0 {
+		return errors.New("--seed 0: want a seed other than 0, or leave the flag out")
+	}
 	if changed("out") && f.out == "" {
 		return errors.New(`--out "": want a directory, or leave the flag out`)
 	}
-	if f.list && (len(names) > 0 || changed("models") || changed("out")) {
-		return errors.New("--list prints the catalogue and runs nothing: drop the scenarios, --models and --out")
+	if f.list && (len(names) > 0 || changed("models") || changed("out") || changed("seed")) {
+		return errors.New("--list prints the catalogue and runs nothing: drop the scenarios, --models, --seed and --out")
 	}
 	if !f.peers {
 		for _, m := range bench.SplitModels(f.models) {
@@ -271,7 +284,8 @@ func newBenchCompareCmd() *cobra.Command {
 				return err
 			}
 			if regressions > 0 {
-				return fmt.Errorf("%w: %d below %.0f%% of the old throughput", errRegression, regressions, bench.Regression*100)
+				return fmt.Errorf("%w: %d (ok before and not now, or significantly below %.0f%% of the old throughput at α = %.2f)",
+					errRegression, regressions, bench.Regression*100, bench.Alpha)
 			}
 			return nil
 		},
