@@ -76,7 +76,7 @@ type pool struct {
 	lockThread bool
 	// tasks is the shared FIFO queue. A worker that finds it empty parks on
 	// a channel of its own, listed in idle, and a submitter that finds it
-	// empty hands its task straight to a parked worker (docs/executors.md
+	// empty hands its task straight to a parked worker (docs/design/pool-executor.md
 	// says why not one channel for every parked worker).
 	tasks    chan job
 	idleHint chan struct{} // see waiters; nil unless WithQueue(0)

@@ -12,7 +12,7 @@ import (
 )
 
 // DefaultThroughput is the most messages a mailbox handles per turn when its
-// Dispatcher does not say (see docs/actor.md for the sweep that chose it).
+// Dispatcher does not say (docs/actor.md has the sweep that chose it).
 const DefaultThroughput = 64
 
 // DefaultDispatcher is the dispatcher of actors whose Props name none. Its
@@ -392,7 +392,7 @@ func (d *dispatcher) finished(turns, slot int) {
 // finding mailboxes ready never blocks, so a goroutine it readies (an Ask's
 // caller, an HTTP handler) would otherwise wait until the ready list empties
 // or the runtime preempts the worker after 10 ms: the actors' clients stall,
-// then everything waits for them at once. See docs/actor.md for the figures.
+// then everything waits for them at once (docs/design/actor-dispatcher.md).
 const yieldEvery = 16
 
 // reacquire takes a slot back if there is room.

@@ -9,7 +9,7 @@
 // the head: it stays counted as held, and the waiter wakes up owning it.
 // Each waiter has its own channel, so returning n tokens wakes n waiters at
 // once. Arrival order costs some utilisation on a saturated CPU and stops
-// starvation; docs/executors.md has the figures.
+// starvation.
 //
 // Its fields fill one 64-byte size class, so that an allocated semaphore
 // sits on one cache line: a token taken on one core and returned on another
