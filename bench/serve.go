@@ -67,7 +67,7 @@ func Serve(ctx context.Context, cfg ServeConfig, out io.Writer) (err error) {
 		debug.SetMaxThreads(plan.MaxThreads)
 	}
 	var exec loom.Executor
-	var appOpts []web.Option
+	var appOpts []web.AppOption
 	engine := ""
 	serve := sc.Serve
 	switch {
@@ -119,8 +119,8 @@ func Serve(ctx context.Context, cfg ServeConfig, out io.Writer) (err error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// A short grace: the runner stops a server once its load has ended, and
 	// requests still in flight then are ones nobody waits for.
-	app, err := web.New(append(appOpts, web.Executor(exec), web.Logger(logger), web.ShutdownGrace(500*time.Millisecond),
-		web.ConfigureServer(func(s *http.Server) {
+	app, err := web.New(append(appOpts, web.WithExecutor(exec), web.WithLogger(logger), web.WithShutdownGrace(500*time.Millisecond),
+		web.WithServerConfig(func(s *http.Server) {
 			// Thousands of connections may sit in the listen backlog; the
 			// default 10 s header timeout would cut them off.
 			s.ReadHeaderTimeout = time.Minute

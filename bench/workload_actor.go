@@ -211,7 +211,7 @@ func serveActorEcho(ctx context.Context, app *web.App, p Plan, d actor.Dispatche
 		idle <- pair
 		_, err = fmt.Fprintf(w, "echoed=%d\n", n)
 		return err
-	}, web.Executor(handlers))
+	}, web.WithExecutor(handlers))
 	return stop, nil
 }
 

@@ -42,7 +42,7 @@ type App struct {
 	bodyTimeoutCeiling time.Duration
 
 	// decorated is set once a decorator (of the App or of a route) or an
-	// ErrorHandler may run outside a handler's own recovery: then serve
+	// WithErrorHandler may run outside a handler's own recovery: then serve
 	// recovers their panics. Without them only web and net/http run there,
 	// and a request saves serve's deferred call.
 	decorated bool
@@ -50,8 +50,8 @@ type App struct {
 	mu        sync.Mutex
 	owned     []loom.Executor          // executors the App made and must shut down
 	known     []loom.Executor          // every executor routes use, the default first
-	named     map[string]namedExecutor // ExecutorFromEnv executors, by name
-	configErr error                    // ExecutorFromEnv failures of groups and routes
+	named     map[string]namedExecutor // WithExecutorFromEnv executors, by name
+	configErr error                    // WithExecutorFromEnv failures of groups and routes
 
 	shutdown   bool
 	closingCtx context.Context // ends when the App shuts down: long-lived handlers end
@@ -66,19 +66,19 @@ type namedExecutor struct {
 	err      error
 }
 
-// New returns an App configured by opts. Unless Executor or ExecutorFromEnv
-// is given, the default executor is ExecutorFromEnv("http", ""): the spec in
-// LOOM_EXECUTOR_HTTP, else LOOM_EXECUTOR, else "virtual". A bad spec, a
-// negative ShutdownGrace or WriteTimeout is an error; options that do not
-// apply to an App panic. Executors the App makes are shut down by
+// New returns an App configured by opts. Unless WithExecutor or
+// WithExecutorFromEnv is given, the default executor is
+// WithExecutorFromEnv("http", ""): the spec in LOOM_EXECUTOR_HTTP, else
+// LOOM_EXECUTOR, else "virtual". A bad spec, a negative WithShutdownGrace or
+// WithWriteTimeout is an error. Executors the App makes are shut down by
 // App.Shutdown (Serve and Run call it); executors passed in stay the
 // caller's.
-func New(opts ...Option) (*App, error) {
+func New(opts ...AppOption) (*App, error) {
 	c := config{
 		app:   appSettings{grace: 10 * time.Second, writeTimeout: DefaultWriteTimeout},
 		route: routeSettings{bodyLimit: DefaultBodyLimit, bodyTimeout: DefaultBodyTimeout},
 	}
-	applyOptions(&c, opts, scopeApp|scopeRoute, "New")
+	applyApp(&c, opts)
 	if d := c.app.grace; d < 0 {
 		return nil, fmt.Errorf("web: shutdown grace %v is negative (0 means the default, 10s)", d)
 	}
@@ -128,7 +128,7 @@ func New(opts ...Option) (*App, error) {
 
 // MustNew is New for programs and tests that treat a bad executor spec as
 // fatal: it panics with New's error.
-func MustNew(opts ...Option) *App {
+func MustNew(opts ...AppOption) *App {
 	a, err := New(opts...)
 	if err != nil {
 		panic(err)
@@ -181,7 +181,7 @@ func (a *App) resolveExecutor(s *routeSettings) {
 }
 
 // Err returns the first configuration error found while registering groups
-// and routes — an ExecutorFromEnv spec that does not parse — or nil. Serve,
+// and routes — a WithExecutorFromEnv spec that does not parse — or nil. Serve,
 // ListenAndServe and Run return it without serving; a program that serves
 // the App with a server of its own should check it first.
 func (a *App) Err() error {
@@ -371,7 +371,7 @@ func (a *App) release() {
 	}
 }
 
-// failedExecutor stands in for an ExecutorFromEnv executor whose spec did
+// failedExecutor stands in for a WithExecutorFromEnv executor whose spec did
 // not parse: it refuses every task with that error, so the route answers
 // 500 and logs it.
 type failedExecutor struct{ err error }

@@ -31,7 +31,7 @@ func readAll(w http.ResponseWriter, r *http.Request) error {
 // wraps bodies when either is set; a check that wrapped them only for a
 // timeout would let this body through (app.go, noteBody).
 func TestAppBodyLimitWithoutTimeout(t *testing.T) {
-	app := newApp(t, web.BodyLimit(10), web.BodyTimeout(0))
+	app := newApp(t, web.WithBodyLimit(10), web.WithBodyTimeout(0))
 	app.Post("/", readAll)
 	for _, tt := range []struct {
 		size, status int
@@ -41,7 +41,7 @@ func TestAppBodyLimitWithoutTimeout(t *testing.T) {
 		rec := httptest.NewRecorder()
 		app.ServeHTTP(rec, req)
 		if rec.Code != tt.status {
-			t.Errorf("%d bytes under BodyLimit(10), BodyTimeout(0): got %d %q; want %d", tt.size, rec.Code, rec.Body, tt.status)
+			t.Errorf("%d bytes under WithBodyLimit(10), WithBodyTimeout(0): got %d %q; want %d", tt.size, rec.Code, rec.Body, tt.status)
 		}
 	}
 }
@@ -50,12 +50,12 @@ func TestAppBodyLimitWithoutTimeout(t *testing.T) {
 // limit still cuts off a client that stalls in its body with a 408 (the
 // mirror of TestAppBodyLimitWithoutTimeout).
 func TestAppBodyTimeoutWithoutLimit(t *testing.T) {
-	app := newApp(t, web.BodyLimit(0), web.BodyTimeout(bodyTimeout))
+	app := newApp(t, web.WithBodyLimit(0), web.WithBodyTimeout(bodyTimeout))
 	app.Post("/", readAll)
 	url, _ := serveApp(t, app)
 	got := sendSlowly(t, strings.TrimPrefix(url, "http://"), postHead("/", "text/plain", 20), nil, "0123456789")
 	if got.status != http.StatusRequestTimeout {
-		t.Errorf("10 of 20 bytes, then a stall, under BodyLimit(0), BodyTimeout(%v): got %d %q; want 408", bodyTimeout, got.status, got.body)
+		t.Errorf("10 of 20 bytes, then a stall, under WithBodyLimit(0), WithBodyTimeout(%v): got %d %q; want 408", bodyTimeout, got.status, got.body)
 	}
 }
 
@@ -92,7 +92,7 @@ func TestEngineChoice(t *testing.T) {
 // is over every limit is refused before routing, and the observers are
 // told about that 413 as about any response (app.go, serveTooLarge).
 func TestObserversSeeABodyRefusedBeforeRouting(t *testing.T) {
-	app := newApp(t, web.BodyLimit(10))
+	app := newApp(t, web.WithBodyLimit(10))
 	var o observed
 	app.Observe(&o)
 	app.Post("/", readAll)
@@ -101,7 +101,7 @@ func TestObserversSeeABodyRefusedBeforeRouting(t *testing.T) {
 	resps := slices.Clone(o.resps)
 	o.mu.Unlock()
 	if rec.Code != http.StatusRequestEntityTooLarge || len(resps) != 1 || resps[0].Status != http.StatusRequestEntityTooLarge {
-		t.Errorf("11 bytes declared under BodyLimit(10): got %d, observers got %+v; want 413 and one Response of 413", rec.Code, resps)
+		t.Errorf("11 bytes declared under WithBodyLimit(10): got %d, observers got %+v; want 413 and one Response of 413", rec.Code, resps)
 	}
 }
 

@@ -96,7 +96,7 @@ func benchApp(b *testing.B) *web.App {
 	b.Helper()
 	e := loom.Virtual()
 	b.Cleanup(func() { _ = e.Shutdown(b.Context()) })
-	app, err := web.New(web.Executor(e))
+	app, err := web.New(web.WithExecutor(e))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func BenchmarkHello(b *testing.B) {
 func BenchmarkHelloPool(b *testing.B) {
 	e := loom.Pool(4)
 	b.Cleanup(func() { _ = e.Shutdown(b.Context()) })
-	app, err := web.New(web.Executor(e))
+	app, err := web.New(web.WithExecutor(e))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func BenchmarkCompress(b *testing.B) {
 	app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
 		_, err := w.Write(body)
 		return err
-	}, web.Use(web.Compress))
+	}, web.WithDecorators(web.Compress))
 	req := httptest.NewRequest(http.MethodGet, "/", nil)
 	req.Header.Set("Accept-Encoding", "gzip")
 
@@ -284,7 +284,7 @@ func BenchmarkHelloServe(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			e := loom.Virtual()
 			defer e.Shutdown(context.Background())
-			app, err := web.New(web.Executor(e), web.WriteTimeout(tc.timeout), web.Logger(slog.New(slog.DiscardHandler)))
+			app, err := web.New(web.WithExecutor(e), web.WithWriteTimeout(tc.timeout), web.WithLogger(slog.New(slog.DiscardHandler)))
 			if err != nil {
 				b.Fatal(err)
 			}

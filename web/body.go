@@ -11,20 +11,21 @@ import (
 )
 
 // DefaultBodyLimit is the request body limit of an App made without
-// BodyLimit.
+// WithBodyLimit.
 const DefaultBodyLimit = 10 << 20
 
 // DefaultBodyTimeout is how long a request of an App made without
-// BodyTimeout may take to deliver its body. A JSON or form body arrives in
+// WithBodyTimeout may take to deliver its body. A JSON or form body arrives in
 // milliseconds; 30 seconds carries the whole DefaultBodyLimit (10 MiB) at
 // about 2.8 Mbit/s, and a route for larger or slower uploads raises it with
-// its own BodyTimeout.
+// its own WithBodyTimeout.
 const DefaultBodyTimeout = 30 * time.Second
 
 // ErrBodyTimeout is matched (errors.Is) by the error of a read from a request
-// body that did not arrive within its BodyTimeout. JSON, ReadJSON, ParseForm
-// and the Form helpers turn it into a 408 *Error; returned from a handler as
-// it is, or wrapped with %w, it is rendered as the same 408.
+// body that did not arrive within its body timeout (WithBodyTimeout). JSON,
+// ReadJSON, ParseForm and the Form helpers turn it into a 408 *Error;
+// returned from a handler as it is, or wrapped with %w, it is rendered as the
+// same 408.
 var ErrBodyTimeout = errors.New("web: request body not received in time")
 
 // bodyTimeoutError is what a timed body's Read returns once its deadline has

@@ -91,7 +91,7 @@ func postHead(path, contentType string, n int) string {
 // gets an error that matches ErrBodyTimeout, the handler ends, the client
 // gets a 408 that says why, and the connection is closed.
 func TestBodyTimeoutAnswers408(t *testing.T) {
-	app := newApp(t, web.BodyTimeout(bodyTimeout))
+	app := newApp(t, web.WithBodyTimeout(bodyTimeout))
 	pool := loom.Pool(1)
 	defer pool.Shutdown(context.Background())
 	handled := make(chan error, 1)
@@ -103,7 +103,7 @@ func TestBodyTimeoutAnswers408(t *testing.T) {
 			return err
 		}
 		return web.WriteJSON(w, http.StatusOK, v)
-	}, web.Executor(pool)) // one slot: the stalled request must give it back
+	}, web.WithExecutor(pool)) // one slot: the stalled request must give it back
 	app.Post("/form", func(w http.ResponseWriter, r *http.Request) error {
 		_, err := web.Form(r, "name").Required()
 		handled <- err
@@ -181,7 +181,7 @@ func TestBodyTimeoutAnswers408(t *testing.T) {
 // longer than the timeout: the deadline is lifted, so the request's context
 // is not cancelled and the response arrives on a connection that stays open.
 func TestBodyTimeoutSparesWholeBodies(t *testing.T) {
-	app := newApp(t, web.BodyTimeout(bodyTimeout))
+	app := newApp(t, web.WithBodyTimeout(bodyTimeout))
 	app.Post("/slow", func(w http.ResponseWriter, r *http.Request) error {
 		var in struct{ Name string }
 		if err := web.ReadJSON(r, &in); err != nil {
@@ -215,7 +215,7 @@ func TestBodyTimeoutSparesWholeBodies(t *testing.T) {
 // replacing it with a buffer: a deadline set then would cut net/http's
 // background read and cancel the context of a handler still working.
 func TestRouteBodyTimeoutAfterAnAppDecoratorRead(t *testing.T) {
-	app := newApp(t, web.BodyTimeout(0), web.Use(func(next http.Handler) http.Handler { // the route's timeout is the only one
+	app := newApp(t, web.WithBodyTimeout(0), web.WithDecorators(func(next http.Handler) http.Handler { // the route's timeout is the only one
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			b, err := io.ReadAll(r.Body)
 			if err != nil {
@@ -239,7 +239,7 @@ func TestRouteBodyTimeoutAfterAnAppDecoratorRead(t *testing.T) {
 		}
 		_, err = fmt.Fprintf(w, "%d bytes", len(b))
 		return err
-	}, web.BodyTimeout(bodyTimeout))
+	}, web.WithBodyTimeout(bodyTimeout))
 	url, _ := serveApp(t, app)
 	client := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
@@ -266,7 +266,7 @@ func TestRouteBodyTimeoutAfterAnAppDecoratorRead(t *testing.T) {
 // does not hold the connection either: net/http reads what is left of an
 // unread body before it answers, and the deadline bounds that read.
 func TestBodyTimeoutUnmatchedRoute(t *testing.T) {
-	app := newApp(t, web.BodyTimeout(bodyTimeout))
+	app := newApp(t, web.WithBodyTimeout(bodyTimeout))
 	url, _ := serveApp(t, app)
 	got := sendSlowly(t, strings.TrimPrefix(url, "http://"), postHead("/nowhere", "text/plain", 100), nil, "0123456789")
 	if got.status != http.StatusNotFound || !got.closed {
@@ -286,12 +286,12 @@ func TestRouteBodyTimeout(t *testing.T) {
 		_, err = fmt.Fprintf(w, "%d bytes", len(b))
 		return err
 	}
-	patient := newApp(t, web.BodyTimeout(bodyTimeout))
-	patient.Post("/upload", size, web.BodyTimeout(0))
-	patient.Group("/big", web.BodyTimeout(time.Hour)).Post("/upload", size)
+	patient := newApp(t, web.WithBodyTimeout(bodyTimeout))
+	patient.Post("/upload", size, web.WithBodyTimeout(0))
+	patient.Group("/big", web.WithBodyTimeout(time.Hour)).Post("/upload", size)
 	patient.Post("/default", size)
-	strict := newApp(t, web.BodyTimeout(0))
-	strict.Post("/upload", size, web.BodyTimeout(bodyTimeout))
+	strict := newApp(t, web.WithBodyTimeout(0))
+	strict.Post("/upload", size, web.WithBodyTimeout(bodyTimeout))
 
 	patientURL, _ := serveApp(t, patient)
 	strictURL, _ := serveApp(t, strict)
@@ -318,7 +318,7 @@ func TestRouteBodyTimeout(t *testing.T) {
 // deadline applies) and by a writer that cannot set deadlines (the request
 // is served without one, not refused).
 func TestBodyTimeoutMounted(t *testing.T) {
-	app := newApp(t, web.BodyTimeout(bodyTimeout))
+	app := newApp(t, web.WithBodyTimeout(bodyTimeout))
 	app.Post("/raw", func(w http.ResponseWriter, r *http.Request) error {
 		b, err := io.ReadAll(r.Body)
 		if err != nil {
@@ -341,7 +341,7 @@ func TestBodyTimeoutMounted(t *testing.T) {
 // TestBodyTimeoutSparesWebSockets keeps a WebSocket open past the body
 // timeout and checks that it still echoes.
 func TestBodyTimeoutSparesWebSockets(t *testing.T) {
-	app := newApp(t, web.BodyTimeout(bodyTimeout))
+	app := newApp(t, web.WithBodyTimeout(bodyTimeout))
 	app.Get("/ws", wsweb.Handler(webtest.Echo))
 	url, _ := serveApp(t, app)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -368,9 +368,9 @@ func TestBodyTimeoutSparesWebSockets(t *testing.T) {
 
 func TestBodyTimeoutValidation(t *testing.T) {
 	for _, d := range []time.Duration{0, time.Nanosecond, time.Hour} {
-		app, err := web.New(web.Executor(loom.Virtual()), web.BodyTimeout(d))
+		app, err := web.New(web.WithExecutor(loom.Virtual()), web.WithBodyTimeout(d))
 		if err != nil {
-			t.Errorf("New(BodyTimeout(%v)): %v", d, err)
+			t.Errorf("New(WithBodyTimeout(%v)): %v", d, err)
 			continue
 		}
 		if err := app.Shutdown(t.Context()); err != nil {
@@ -380,18 +380,18 @@ func TestBodyTimeoutValidation(t *testing.T) {
 
 	defer func() {
 		v := recover()
-		if s, _ := v.(string); !strings.HasPrefix(s, "web: BodyTimeout(-1s): negative") {
-			t.Errorf("BodyTimeout(-1s): got panic %v; want a web: panic saying it is negative", v)
+		if s, _ := v.(string); !strings.HasPrefix(s, "web: WithBodyTimeout(-1s): negative") {
+			t.Errorf("WithBodyTimeout(-1s): got panic %v; want a web: panic saying it is negative", v)
 		}
 	}()
-	web.BodyTimeout(-time.Second)
+	web.WithBodyTimeout(-time.Second)
 }
 
-// TestBodyLimitPerRoute checks that a route's or group's BodyLimit overrides
+// TestBodyLimitPerRoute checks that a route's or group's WithBodyLimit overrides
 // the App's in both directions, for a declared length (refused before the
 // handler runs) and for a body read past the limit.
 func TestBodyLimitPerRoute(t *testing.T) {
-	app := newApp(t, web.BodyLimit(100))
+	app := newApp(t, web.WithBodyLimit(100))
 	var ran atomic.Int32
 	size := func(w http.ResponseWriter, r *http.Request) error {
 		ran.Add(1)
@@ -403,9 +403,9 @@ func TestBodyLimitPerRoute(t *testing.T) {
 		return err
 	}
 	app.Post("/default", size)
-	app.Post("/big", size, web.BodyLimit(1000))
-	app.Group("/media", web.BodyLimit(0)).Post("/upload", size)
-	app.Post("/small", size, web.BodyLimit(10))
+	app.Post("/big", size, web.WithBodyLimit(1000))
+	app.Group("/media", web.WithBodyLimit(0)).Post("/upload", size)
+	app.Post("/small", size, web.WithBodyLimit(10))
 	tests := []struct {
 		path    string
 		n       int

@@ -23,7 +23,7 @@ const MinCompressSize = 1024
 // responses that already have a Content-Encoding, already-compressed media
 // (images, video, archives, …), range responses, and responses without a
 // body; it always sets Vary: Accept-Encoding. Use it
-// per route (web.Use(web.Compress)), per group or for the whole App.
+// per route (web.WithDecorators(web.Compress)), per group or for the whole App.
 // Encoders are pooled; it is safe for concurrent use.
 func Compress(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -21,24 +21,24 @@ import (
 func TestCompressEdges(t *testing.T) {
 	app := newApp(t)
 	body := func(n int) string { return strings.Repeat("a", n) }
-	app.Get("/min", text(body(web.MinCompressSize)), web.Use(web.Compress))
-	app.Get("/below", text(body(web.MinCompressSize-1)), web.Use(web.Compress))
+	app.Get("/min", text(body(web.MinCompressSize)), web.WithDecorators(web.Compress))
+	app.Get("/below", text(body(web.MinCompressSize-1)), web.WithDecorators(web.Compress))
 	app.Get("/in-pieces", func(w http.ResponseWriter, r *http.Request) error {
 		_, _ = io.WriteString(w, body(web.MinCompressSize-1))
 		_, err := io.WriteString(w, "a") // the byte that reaches the size
 		return err
-	}, web.Use(web.Compress))
+	}, web.WithDecorators(web.Compress))
 	app.Get("/status-first", func(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusOK)
 		_, err := io.WriteString(w, body(4*web.MinCompressSize))
 		return err
-	}, web.Use(web.Compress))
+	}, web.WithDecorators(web.Compress))
 	app.Get("/partial", func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Content-Range", "bytes 0-4095/10000")
 		w.WriteHeader(http.StatusPartialContent)
 		_, err := io.WriteString(w, body(4*web.MinCompressSize))
 		return err
-	}, web.Use(web.Compress))
+	}, web.WithDecorators(web.Compress))
 
 	tests := []struct {
 		target, accept string
@@ -110,9 +110,9 @@ func TestCompressETagAndSilence(t *testing.T) {
 			return err
 		}
 	}
-	app.Get("/strong", withETag(`"v1"`), web.Use(web.Compress))
-	app.Get("/weak", withETag(`W/"v1"`), web.Use(web.Compress))
-	app.Get("/none", withETag(""), web.Use(web.Compress))
+	app.Get("/strong", withETag(`"v1"`), web.WithDecorators(web.Compress))
+	app.Get("/weak", withETag(`W/"v1"`), web.WithDecorators(web.Compress))
+	app.Get("/none", withETag(""), web.WithDecorators(web.Compress))
 	// fallback answers 404 for a handler that sent nothing.
 	fallback := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -123,7 +123,7 @@ func TestCompressETagAndSilence(t *testing.T) {
 			}
 		})
 	}
-	app.Get("/silent", func(w http.ResponseWriter, r *http.Request) error { return nil }, web.Use(fallback, web.Compress))
+	app.Get("/silent", func(w http.ResponseWriter, r *http.Request) error { return nil }, web.WithDecorators(fallback, web.Compress))
 
 	for _, tt := range []struct{ target, etag string }{{"/strong", `W/"v1"`}, {"/weak", `W/"v1"`}, {"/none", ""}} {
 		req := httptest.NewRequest(http.MethodGet, tt.target, nil)
@@ -181,8 +181,8 @@ func TestCompressFlush(t *testing.T) {
 			return err
 		}
 	}
-	app.Get("/small", flushAfter(10), web.Use(web.Compress))
-	app.Get("/min", flushAfter(web.MinCompressSize), web.Use(web.Compress))
+	app.Get("/small", flushAfter(10), web.WithDecorators(web.Compress))
+	app.Get("/min", flushAfter(web.MinCompressSize), web.WithDecorators(web.Compress))
 	for _, tt := range []struct {
 		target, encoding string
 		size             int

@@ -15,24 +15,24 @@ import (
 func TestCompress(t *testing.T) {
 	big := strings.Repeat("All work and no play makes Jack a dull boy. ", 100)
 	app := newApp(t)
-	app.Get("/big", text(big), web.Use(web.Compress))
-	app.Get("/small", text("tiny"), web.Use(web.Compress))
+	app.Get("/big", text(big), web.WithDecorators(web.Compress))
+	app.Get("/small", text("tiny"), web.WithDecorators(web.Compress))
 	app.Get("/encoded", func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Content-Encoding", "br")
 		_, err := io.WriteString(w, big)
 		return err
-	}, web.Use(web.Compress))
+	}, web.WithDecorators(web.Compress))
 	app.Get("/plain", text(big))
 	app.Get("/png", func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Content-Type", "image/png")
 		_, err := io.WriteString(w, big)
 		return err
-	}, web.Use(web.Compress))
-	app.Group("/group", web.Use(web.Compress)).Get("/big", text(big))
+	}, web.WithDecorators(web.Compress))
+	app.Group("/group", web.WithDecorators(web.Compress)).Get("/big", text(big))
 	app.Get("/created", func(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusCreated)
 		return nil
-	}, web.Use(web.Compress))
+	}, web.WithDecorators(web.Compress))
 
 	tests := []struct {
 		target, accept string
@@ -106,7 +106,7 @@ func TestCompress(t *testing.T) {
 // and pooled encoders are reused safely by concurrent requests.
 func TestCompressConcurrent(t *testing.T) {
 	big := strings.Repeat("0123456789abcdef", 512)
-	app := newApp(t, web.Use(web.Compress))
+	app := newApp(t, web.WithDecorators(web.Compress))
 	app.Get("/", text(big))
 	srv := httptest.NewServer(app)
 	defer srv.Close()

@@ -71,7 +71,7 @@ func TestStaticRefusesNUL(t *testing.T) {
 
 // TestStaticRefusesDotfiles checks that names with an element that begins
 // with "." are refused by default, at the root and nested, from a directory
-// and from Files, and served with ServeDotfiles.
+// and from Files, and served with WithDotfiles.
 func TestStaticRefusesDotfiles(t *testing.T) {
 	dir := t.TempDir()
 	for name, content := range map[string]string{
@@ -98,10 +98,10 @@ func TestStaticRefusesDotfiles(t *testing.T) {
 	defer root.Close()
 	app := newApp(t)
 	app.Static("/s/", root.FS())
-	app.Static("/open/", root.FS(), web.ServeDotfiles())
-	app.Group("/g", web.ServeDotfiles()).Static("/open/", root.FS())
+	app.Static("/open/", root.FS(), web.WithDotfiles())
+	app.Group("/g", web.WithDotfiles()).Static("/open/", root.FS())
 	app.Get("/files/{name...}", web.Files(root.FS(), "name"))
-	app.Get("/openfiles/{name...}", web.Files(root.FS(), "name", web.ServeDotfiles()))
+	app.Get("/openfiles/{name...}", web.Files(root.FS(), "name", web.WithDotfiles()))
 	srv := httptest.NewServer(app)
 	defer srv.Close()
 	addr := srv.Listener.Addr().String()
@@ -187,7 +187,7 @@ func wantDeadlineExceeded(t *testing.T, handled <-chan error, stalled string) {
 func TestWriteTimeoutEndsAStalledResponse(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	var logs logBuffer
-	app := newApp(t, logs.logger(), web.WriteTimeout(timeout))
+	app := newApp(t, logs.logger(), web.WithWriteTimeout(timeout))
 	handled := make(chan error, 1)
 	app.Get("/huge", hugeResponse(handled))
 	url, _ := serveApp(t, app)
@@ -210,7 +210,7 @@ func TestWriteTimeoutEndsAStalledResponse(t *testing.T) {
 // its handler would block for ever.
 func TestWriteTimeoutHoldsOnAKeptAliveConnection(t *testing.T) {
 	const timeout = 2 * time.Second // re-armed every 500ms: both requests fall in one quarter
-	app := newApp(t, web.WriteTimeout(timeout))
+	app := newApp(t, web.WithWriteTimeout(timeout))
 	handled := make(chan error, 1)
 	app.Get("/small", func(w http.ResponseWriter, r *http.Request) error {
 		_, err := io.WriteString(w, "small")
@@ -257,7 +257,7 @@ func TestWriteTimeoutRestartsOnProgress(t *testing.T) {
 	// is not cut off, while without re-arming the whole read, over two
 	// timeouts long, still is.
 	defer web.SetWriteChunk(16 << 10)()
-	app := newApp(t, web.WriteTimeout(timeout))
+	app := newApp(t, web.WithWriteTimeout(timeout))
 	app.Get("/big", func(w http.ResponseWriter, r *http.Request) error {
 		_, err := w.Write(make([]byte, size))
 		return err
@@ -289,7 +289,7 @@ func TestWriteTimeoutRestartsOnProgress(t *testing.T) {
 func TestClientGoneIsNotAnError(t *testing.T) {
 	var logs logBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	app := newApp(t, web.Logger(logger), web.AccessLog())
+	app := newApp(t, web.WithLogger(logger), web.WithAccessLog())
 	var observed recorder
 	app.Observe(&observed)
 	entered := make(chan struct{})

@@ -26,16 +26,19 @@
 //
 // Every route runs on an executor: the App's default, chosen by one
 // environment variable (LOOM_EXECUTOR=pool:64 moves every route onto a
-// pool of 64 workers), or its own (web.ExecutorFromEnv("reports", "limit:8"),
-// web.Executor(e)), so that a slow route cannot starve the rest. With the
+// pool of 64 workers), or its own (web.WithExecutorFromEnv("reports", "limit:8"),
+// web.WithExecutor(e)), so that a slow route cannot starve the rest. With the
 // default, virtual, a handler runs on its connection's goroutine, exactly as
 // under plain net/http. When an executor is full and rejects, the client gets
 // 503 with Retry-After at once; when the client has gone before its handler
 // starts, the handler does not run.
 //
-// One Option type configures the App, its groups and its routes; route
-// settings (executor, body limit and timeout, decorators) given at a wider
-// level are the defaults of the narrower ones. Prometheus metrics
+// Options are typed by where they fit: an AppOption (WithLogger,
+// WithAccessLog, …) configures the App, a RouteOption a group or a route,
+// and an Option — a route setting (executor, body limit and timeout,
+// decorators) — fits all three: given at a wider level it is the default of
+// the narrower ones. An option given where it does not fit fails to
+// compile. JSON and ReadJSON take JSONOptions, Files FilesOptions. Prometheus metrics
 // (web/metrics), WebSockets (web/websocket) and the event-loop connection
 // engine (web/nbio, chosen by LOOM_ENGINE=nbio or WithEngine) are
 // sub-packages, linked only by programs that import them. The guide is docs/web.md.

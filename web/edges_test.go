@@ -64,7 +64,7 @@ func TestServerErrorsAreLoggedFromStatus500(t *testing.T) {
 // body may still be arriving, end the connection, and that another error
 // status does not. (handler.go, writeStatus.)
 func TestRefusedBodyClosesTheConnection(t *testing.T) {
-	app := newApp(t, web.BodyLimit(10))
+	app := newApp(t, web.WithBodyLimit(10))
 	app.Post("/", func(w http.ResponseWriter, r *http.Request) error {
 		_, err := io.Copy(io.Discard, r.Body)
 		return err
@@ -101,12 +101,12 @@ func TestRefusedBodyClosesTheConnection(t *testing.T) {
 	}
 }
 
-// TestBodyTimeoutZeroSetsNoDeadline checks that BodyTimeout(0), for the App
+// TestBodyTimeoutZeroSetsNoDeadline checks that WithBodyTimeout(0), for the App
 // and for a route, means no deadline on a real connection: a body sent in
 // two parts with a pause between them is read whole. (body.go, wrapBody and
 // arm: timeout > 0.)
 func TestBodyTimeoutZeroSetsNoDeadline(t *testing.T) {
-	app := newApp(t, web.BodyTimeout(0))
+	app := newApp(t, web.WithBodyTimeout(0))
 	echo := func(w http.ResponseWriter, r *http.Request) error {
 		b, err := io.ReadAll(r.Body)
 		if err != nil {
@@ -116,7 +116,7 @@ func TestBodyTimeoutZeroSetsNoDeadline(t *testing.T) {
 		return err
 	}
 	app.Post("/app", echo)
-	app.Post("/route", echo, web.BodyTimeout(0), web.BodyLimit(100))
+	app.Post("/route", echo, web.WithBodyTimeout(0), web.WithBodyLimit(100))
 	url, _ := serveApp(t, app)
 	for _, path := range []string{"/app", "/route"} {
 		conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
@@ -134,7 +134,7 @@ func TestBodyTimeoutZeroSetsNoDeadline(t *testing.T) {
 		reply, _ := io.ReadAll(conn)
 		conn.Close()
 		if !strings.HasPrefix(string(reply), "HTTP/1.1 200") || !strings.HasSuffix(string(reply), "abcd") {
-			t.Errorf("POST %s in two parts with BodyTimeout(0): got %q; want 200 and abcd", path, reply)
+			t.Errorf("POST %s in two parts with WithBodyTimeout(0): got %q; want 200 and abcd", path, reply)
 		}
 	}
 }
@@ -144,7 +144,7 @@ func TestBodyTimeoutZeroSetsNoDeadline(t *testing.T) {
 // the App's Shutdown error (the executor abandoned the task), not only the
 // HTTP server's. (server.go, Serve's a.Shutdown.)
 func TestServeReportsTheAppsShutdown(t *testing.T) {
-	app, err := web.New(web.ShutdownGrace(50*time.Millisecond), web.Logger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	app, err := web.New(web.WithShutdownGrace(50*time.Millisecond), web.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,12 +196,12 @@ func TestObserversSeeAPanic(t *testing.T) {
 	}
 }
 
-// TestWriteTimeoutZeroRemovesIt checks that WriteTimeout(0) means no write
+// TestWriteTimeoutZeroRemovesIt checks that WithWriteTimeout(0) means no write
 // deadline, not one that has already passed: a response of a few megabytes
 // reaches the client whole. (server.go, Serve's d > 0.)
 func TestWriteTimeoutZeroRemovesIt(t *testing.T) {
 	const size = 4 << 20
-	app := newApp(t, web.WriteTimeout(0))
+	app := newApp(t, web.WithWriteTimeout(0))
 	app.Get("/big", func(w http.ResponseWriter, r *http.Request) error {
 		_, err := w.Write(make([]byte, size))
 		return err
@@ -216,6 +216,6 @@ func TestWriteTimeoutZeroRemovesIt(t *testing.T) {
 	n, err := io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 200 || n != size || err != nil {
-		t.Errorf("GET /big with WriteTimeout(0): got %d, %d bytes, %v; want 200, %d bytes, nil", resp.StatusCode, n, err, size)
+		t.Errorf("GET /big with WithWriteTimeout(0): got %d, %d bytes, %v; want 200, %d bytes, nil", resp.StatusCode, n, err, size)
 	}
 }

@@ -19,7 +19,7 @@ import (
 var ErrEngine = errors.New("unknown connection engine")
 
 // EngineEnv is the environment variable that chooses the connection engine
-// of an App made without the Engine option: "std" (or unset) for net/http,
+// of an App made without WithEngine: "std" (or unset) for net/http,
 // or the name of an engine registered with RegisterEngine ("nbio", by
 // importing github.com/loomrt/loom/web/nbio).
 const EngineEnv = "LOOM_ENGINE"
@@ -40,8 +40,8 @@ type Engine interface {
 // EngineSettings are the App's settings an engine needs besides the
 // http.Server's.
 type EngineSettings struct {
-	WriteTimeout time.Duration // the App's WriteTimeout; 0: none
-	// BodyTimeout is the longest BodyTimeout of the App and its groups and
+	WriteTimeout time.Duration // the App's WithWriteTimeout; 0: none
+	// BodyTimeout is the longest WithBodyTimeout of the App and its groups and
 	// routes (0: none), for an engine that reads a whole body before the
 	// request is routed: it cannot tell whose timeout applies.
 	BodyTimeout time.Duration
@@ -121,11 +121,11 @@ func LookupEngine(name string) (Engine, error) {
 
 // WithEngine serves the App on e instead of the engine LOOM_ENGINE names
 // (net/http's when it is unset). It applies to New.
-func WithEngine(e Engine) Option {
+func WithEngine(e Engine) AppOption {
 	if e == nil {
 		panic("web: WithEngine(nil)")
 	}
-	return Option{name: "WithEngine", where: scopeApp, apply: func(c *config) { c.app.engine = e }}
+	return appOption(func(a *appSettings) { a.engine = e })
 }
 
 // EngineName is the name of the engine Serve uses: "std" or a registered

@@ -33,8 +33,8 @@ func (b *logBuffer) String() string {
 	return b.buf.String()
 }
 
-func (b *logBuffer) logger() web.Option {
-	return web.Logger(slog.New(slog.NewTextHandler(b, nil)))
+func (b *logBuffer) logger() web.AppOption {
+	return web.WithLogger(slog.New(slog.NewTextHandler(b, nil)))
 }
 
 func TestErrors(t *testing.T) {
@@ -74,9 +74,9 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var logs logBuffer
-		opts := []web.Option{logs.logger()}
+		opts := []web.AppOption{logs.logger()}
 		if tt.debug {
-			opts = append(opts, web.Debug())
+			opts = append(opts, web.WithDebug())
 		}
 		app := newApp(t, opts...)
 		app.Get(tt.target, handlers[tt.target])
@@ -103,7 +103,7 @@ func TestErrorfKeepsCause(t *testing.T) {
 }
 
 func TestErrorHandlerOption(t *testing.T) {
-	app := newApp(t, web.ErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) {
+	app := newApp(t, web.WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) {
 		w.WriteHeader(418)
 		_, _ = io.WriteString(w, "custom: "+err.Error())
 	}))
@@ -189,30 +189,30 @@ func TestAbortHandlerPanicAbortsTheConnection(t *testing.T) {
 // TestPanicInADecoratorIsA500 covers every way user code runs outside a
 // handler's own recovery, with and without observers (the App serves the
 // two differently): a decorator of the route, of the App, and an
-// ErrorHandler rendering a refusal made before the handler runs.
+// WithErrorHandler rendering a refusal made before the handler runs.
 func TestPanicInADecoratorIsA500(t *testing.T) {
-	panicky := web.Use(func(http.Handler) http.Handler {
+	panicky := web.WithDecorators(func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("decorator bug") })
 	})
 	tests := []struct {
 		name   string
-		app    []web.Option
-		route  []web.Option
+		app    []web.AppOption
+		route  []web.RouteOption
 		method string
 		body   string
 	}{
-		{"route decorator", nil, []web.Option{panicky}, "GET", ""},
-		{"app decorator", []web.Option{panicky}, nil, "GET", ""},
-		{"error handler", []web.Option{web.ErrorHandler(func(http.ResponseWriter, *http.Request, error) {
+		{"route decorator", nil, []web.RouteOption{panicky}, "GET", ""},
+		{"app decorator", []web.AppOption{panicky}, nil, "GET", ""},
+		{"error handler", []web.AppOption{web.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) {
 			panic("decorator bug")
-		})}, []web.Option{web.BodyLimit(4)}, "POST", "too long"},
+		})}, []web.RouteOption{web.WithBodyLimit(4)}, "POST", "too long"},
 	}
 	for _, tt := range tests {
 		for _, observed := range []bool{false, true} {
 			var logs logBuffer
-			opts := []web.Option{logs.logger()}
+			opts := []web.AppOption{logs.logger()}
 			if observed {
-				opts = append(opts, web.AccessLog())
+				opts = append(opts, web.WithAccessLog())
 			}
 			app := newApp(t, append(opts, tt.app...)...)
 			app.Handle(tt.method, "/", text("unreachable"), tt.route...)

@@ -44,7 +44,7 @@ func ExampleJSON() {
 	type greeting struct {
 		Name string `json:"name"`
 	}
-	app := web.MustNew(web.Executor(loom.Virtual()))
+	app := web.MustNew(web.WithExecutor(loom.Virtual()))
 	app.Post("/greet/{lang}", web.JSON(func(r *http.Request, in greeting) (map[string]string, error) {
 		if in.Name == "" {
 			return nil, web.Errorf(http.StatusBadRequest, "name is empty")
@@ -65,16 +65,16 @@ func ExampleJSON() {
 	// 400 {"error":"malformed JSON: unexpected end of body"}
 }
 
-func ExampleDisallowUnknownFields() {
+func ExampleWithDisallowUnknownFields() {
 	type transfer struct {
 		To     string `json:"to"`
 		Cents  int    `json:"cents"`
 		DryRun bool   `json:"dry_run"`
 	}
-	app := web.MustNew(web.Executor(loom.Virtual()))
+	app := web.MustNew(web.WithExecutor(loom.Virtual()))
 	app.Post("/transfers", web.JSON(func(r *http.Request, in transfer) (transfer, error) {
 		return in, nil // a real handler would move the money unless in.DryRun
-	}, web.DisallowUnknownFields()))
+	}, web.WithDisallowUnknownFields()))
 
 	for _, body := range []string{`{"to":"ann","cents":500,"dry_run":true}`, `{"to":"ann","cents":500,"dryrun":true}`} {
 		req := httptest.NewRequest("POST", "/transfers", strings.NewReader(body))
@@ -89,7 +89,7 @@ func ExampleDisallowUnknownFields() {
 }
 
 func ExampleValue() {
-	app := web.MustNew(web.Executor(loom.Virtual()))
+	app := web.MustNew(web.WithExecutor(loom.Virtual()))
 	app.Get("/items/{id}", func(w http.ResponseWriter, r *http.Request) error {
 		id, err := web.Param(r, "id").Int()
 		if err != nil {
@@ -114,13 +114,13 @@ func ExampleValue() {
 	// 400 query parameter "limit": "all" is not an integer
 }
 
-func ExampleExecutorFromEnv() {
-	app := web.MustNew(web.Executor(loom.Virtual(loom.WithName("http"))))
+func ExampleWithExecutorFromEnv() {
+	app := web.MustNew(web.WithExecutor(loom.Virtual(loom.WithName("http"))))
 	defer app.Shutdown(context.Background())
 	// The slow routes get their own bounded executor, "reports", which the
 	// App builds and shuts down (LOOM_EXECUTOR_REPORTS overrides the spec):
 	// when it is full, only they get 503s.
-	reports := app.Group("/reports", web.ExecutorFromEnv("reports", "limit:8"))
+	reports := app.Group("/reports", web.WithExecutorFromEnv("reports", "limit:8"))
 	reports.Get("/daily", func(w http.ResponseWriter, r *http.Request) error {
 		_, err := io.WriteString(w, "daily report\n")
 		return err
@@ -144,9 +144,9 @@ func ExampleExecutorFromEnv() {
 }
 
 func ExampleGroup() {
-	app := web.MustNew(web.Executor(loom.Virtual()))
+	app := web.MustNew(web.WithExecutor(loom.Virtual()))
 	// Every route of /api needs a token; /api/upload takes larger bodies.
-	api := app.Group("/api", web.Use(requireToken))
+	api := app.Group("/api", web.WithDecorators(requireToken))
 	api.Get("/ping", func(w http.ResponseWriter, r *http.Request) error {
 		_, err := io.WriteString(w, "pong\n")
 		return err
@@ -158,7 +158,7 @@ func ExampleGroup() {
 		}
 		_, err = fmt.Fprintf(w, "%d bytes\n", n)
 		return err
-	}, web.BodyLimit(64<<20))
+	}, web.WithBodyLimit(64<<20))
 
 	for _, req := range []*http.Request{
 		httptest.NewRequest("GET", "/api/ping", nil),
@@ -191,7 +191,7 @@ func withToken(r *http.Request) *http.Request {
 }
 
 func ExampleApp_Serve() {
-	app := web.MustNew(web.Executor(loom.Virtual()), web.Logger(slog.New(slog.DiscardHandler)))
+	app := web.MustNew(web.WithExecutor(loom.Virtual()), web.WithLogger(slog.New(slog.DiscardHandler)))
 	app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
 		_, err := io.WriteString(w, "Hello World!")
 		return err
@@ -219,7 +219,7 @@ func ExampleApp_Serve() {
 }
 
 func ExampleCompress() {
-	app := web.MustNew(web.Executor(loom.Virtual()), web.Use(web.Compress)) // or per group or route
+	app := web.MustNew(web.WithExecutor(loom.Virtual()), web.WithDecorators(web.Compress)) // or per group or route
 	app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
 		_, err := io.WriteString(w, strings.Repeat("loom ", 1000))
 		return err

@@ -43,7 +43,7 @@ func TestFullExecutorRejectsWith503(t *testing.T) {
 	app.Get("/limited", func(w http.ResponseWriter, r *http.Request) error {
 		ran.Store(true)
 		return nil
-	}, web.Executor(full))
+	}, web.WithExecutor(full))
 	app.Get("/free", text("free"))
 
 	rec := do(t, app, "GET", "/limited", "")
@@ -67,7 +67,7 @@ func TestFullExecutorRejectsWith503(t *testing.T) {
 
 func TestClientGoneBeforeStartSkipsHandler(t *testing.T) {
 	t.Run("already gone", func(t *testing.T) {
-		app := newApp(t, web.AccessLog())
+		app := newApp(t, web.WithAccessLog())
 		var ran atomic.Bool
 		app.Get("/", func(w http.ResponseWriter, r *http.Request) error { ran.Store(true); return nil })
 		ctx, cancel := context.WithCancel(context.Background())
@@ -89,9 +89,9 @@ func TestClientGoneBeforeStartSkipsHandler(t *testing.T) {
 		defer release()
 
 		var logs logBuffer
-		app := newApp(t, logs.logger(), web.AccessLog())
+		app := newApp(t, logs.logger(), web.WithAccessLog())
 		var ran atomic.Bool
-		app.Get("/", func(w http.ResponseWriter, r *http.Request) error { ran.Store(true); return nil }, web.Executor(waiting))
+		app.Get("/", func(w http.ResponseWriter, r *http.Request) error { ran.Store(true); return nil }, web.WithExecutor(waiting))
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		rec := httptest.NewRecorder()
@@ -153,7 +153,7 @@ func TestBadExecutorSpecIsAnError(t *testing.T) {
 func TestUserExecutorStaysTheUsers(t *testing.T) {
 	e := loom.Pool(2)
 	defer e.Shutdown(context.Background())
-	app, err := web.New(web.Executor(e))
+	app, err := web.New(web.WithExecutor(e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,10 +174,10 @@ func TestExecutorFromEnvIsolatesARoute(t *testing.T) {
 		<-leave
 		_, err := io.WriteString(w, "report")
 		return err
-	}, web.ExecutorFromEnv("reports", "limit:1"))
+	}, web.WithExecutorFromEnv("reports", "limit:1"))
 	app.Get("/fast", text("fast"))
 	// A second route naming the executor shares it.
-	app.Get("/report2", text("report2"), web.ExecutorFromEnv("reports", "limit:1"))
+	app.Get("/report2", text("report2"), web.WithExecutorFromEnv("reports", "limit:1"))
 	if err := app.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestExecutorFromEnvBadSpec(t *testing.T) {
 	t.Setenv("LOOM_EXECUTOR_REPORTS", "pool:x")
 	var logs logBuffer
 	app := newApp(t, logs.logger())
-	app.Group("/reports", web.ExecutorFromEnv("reports", "limit:1")).Get("/daily", text("daily"))
+	app.Group("/reports", web.WithExecutorFromEnv("reports", "limit:1")).Get("/daily", text("daily"))
 	err := app.Err()
 	if err == nil || !strings.Contains(err.Error(), "LOOM_EXECUTOR_REPORTS") {
 		t.Fatalf("Err: got %v; want an error naming LOOM_EXECUTOR_REPORTS", err)
@@ -246,13 +246,13 @@ func TestExecutorFromEnvBadSpec(t *testing.T) {
 
 func TestExecutorFromEnvOneFallbackPerName(t *testing.T) {
 	app := newApp(t)
-	app.Get("/a", text("a"), web.ExecutorFromEnv("reports", "limit:1"))
+	app.Get("/a", text("a"), web.WithExecutorFromEnv("reports", "limit:1"))
 	defer func() {
 		if v := fmt.Sprint(recover()); !strings.HasPrefix(v, "web: ") || !strings.Contains(v, `"reports"`) {
 			t.Errorf("got panic %q; want a web: panic naming the executor", v)
 		}
 	}()
-	app.Get("/b", text("b"), web.ExecutorFromEnv("reports", "pool:2"))
+	app.Get("/b", text("b"), web.WithExecutorFromEnv("reports", "pool:2"))
 }
 
 func TestGroupExecutorAndDecorators(t *testing.T) {
@@ -266,10 +266,10 @@ func TestGroupExecutorAndDecorators(t *testing.T) {
 			})
 		}
 	}
-	app := newApp(t, web.Use(tag("app")))
-	api := app.Group("/api", web.Executor(pool), web.Use(tag("group")))
-	v1 := api.Group("/v1", web.Use(tag("v1")))
-	v1.Get("/ping", text("pong"), web.Use(tag("route")))
+	app := newApp(t, web.WithDecorators(tag("app")))
+	api := app.Group("/api", web.WithExecutor(pool), web.WithDecorators(tag("group")))
+	v1 := api.Group("/v1", web.WithDecorators(tag("v1")))
+	v1.Get("/ping", text("pong"), web.WithDecorators(tag("route")))
 	app.Get("/plain", text("plain"))
 
 	rec := do(t, app, "GET", "/api/v1/ping", "")
@@ -294,7 +294,7 @@ func TestGroupExecutorAndDecorators(t *testing.T) {
 func TestExecutorFromEnvAtNew(t *testing.T) {
 	t.Setenv("LOOM_EXECUTOR", "")
 	t.Setenv("LOOM_EXECUTOR_HTTP", "")
-	app, err := web.New(web.ExecutorFromEnv("http", "limit:4"))
+	app, err := web.New(web.WithExecutorFromEnv("http", "limit:4"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestExecutorFromEnvAtNew(t *testing.T) {
 	// The narrowest level wins: a route's Executor over the App's default.
 	route := loom.Pool(1)
 	defer route.Shutdown(context.Background())
-	app.Get("/", text("x"), web.Executor(route))
+	app.Get("/", text("x"), web.WithExecutor(route))
 	do(t, app, "GET", "/", "")
 	if got := route.Stats().Completed; got != 1 {
 		t.Errorf("the route's executor ran %d tasks; want 1", got)
@@ -312,37 +312,7 @@ func TestExecutorFromEnvAtNew(t *testing.T) {
 	if err := app.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := web.New(web.ExecutorFromEnv("http", "pool:-1")); err == nil {
+	if _, err := web.New(web.WithExecutorFromEnv("http", "pool:-1")); err == nil {
 		t.Error("a bad fallback spec made an App; want an error")
-	}
-}
-
-// TestOptionsWhereTheyApply checks that an option given where it does not
-// apply panics with a web: message naming it, instead of being ignored.
-func TestOptionsWhereTheyApply(t *testing.T) {
-	app := newApp(t)
-	tests := []struct {
-		name string
-		call func()
-		want string
-	}{
-		{"Logger on a route", func() { app.Get("/a", text("a"), web.Logger(nil)) }, "option Logger does not apply to route GET /a"},
-		{"AccessLog on a group", func() { app.Group("/g", web.AccessLog()) }, "option AccessLog does not apply to group /g"},
-		{"Executor on JSON", func() {
-			web.JSON(func(*http.Request, web.Empty) (int, error) { return 0, nil }, web.Executor(loom.Virtual()))
-		}, "option Executor does not apply to JSON"},
-		{"DisallowUnknownFields on a route", func() { app.Get("/b", text("b"), web.DisallowUnknownFields()) }, "option DisallowUnknownFields does not apply to route GET /b"},
-		{"BodyLimit on Files", func() { web.Files(nil, "p", web.BodyLimit(1)) }, "option BodyLimit does not apply to Files"},
-		{"DisallowUnknownFields on New", func() { _, _ = web.New(web.DisallowUnknownFields()) }, "option DisallowUnknownFields does not apply to New"},
-	}
-	for _, tt := range tests {
-		func() {
-			defer func() {
-				if got := fmt.Sprint(recover()); got != "web: "+tt.want {
-					t.Errorf("%s: got panic %q; want %q", tt.name, got, "web: "+tt.want)
-				}
-			}()
-			tt.call()
-		}()
 	}
 }

@@ -15,7 +15,7 @@ const DefaultMultipartMemory = 8 << 20
 // ParseForm parses an urlencoded or multipart body (and the query string)
 // into r.Form, r.PostForm and r.MultipartForm. Its errors are *Error values:
 // 413 beyond the body limit, 408 for a body that did not arrive within the
-// BodyTimeout, 400 for a malformed body. Calling it again is cheap. Form and
+// body timeout, 400 for a malformed body. Calling it again is cheap. Form and
 // FormFile call it for you.
 func ParseForm(r *http.Request) error {
 	if r.Form != nil && (r.MultipartForm != nil || !isMultipart(r)) {

@@ -77,7 +77,7 @@ func multipartBody(t *testing.T, fields map[string]string, fileField, fileName s
 }
 
 func TestMultipartUpload(t *testing.T) {
-	app := newApp(t, web.BodyLimit(1<<20))
+	app := newApp(t, web.WithBodyLimit(1<<20))
 	app.Post("/upload", func(w http.ResponseWriter, r *http.Request) error {
 		title, err := web.Form(r, "title").Required()
 		if err != nil {
@@ -146,7 +146,7 @@ func TestMultipartTempFilesRemovedBehindADecorator(t *testing.T) {
 			return err
 		}
 		return f.Close()
-	}, web.Use(withValue))
+	}, web.WithDecorators(withValue))
 	srv := httptest.NewServer(app)
 	defer srv.Close()
 

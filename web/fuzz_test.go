@@ -82,10 +82,10 @@ func FuzzReadJSON(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		app := newApp(t, web.BodyLimit(1<<10))
+		app := newApp(t, web.WithBodyLimit(1<<10))
 		same := func(r *http.Request, in todo) (todo, error) { return in, nil }
 		app.Post("/", web.JSON(same))
-		app.Post("/strict", web.JSON(same, web.DisallowUnknownFields()))
+		app.Post("/strict", web.JSON(same, web.WithDisallowUnknownFields()))
 		for _, target := range []string{"/", "/strict"} {
 			rec := do(t, app, "POST", target, body)
 			if rec.Code != 200 && (rec.Code < 400 || rec.Code >= 500) {
@@ -136,7 +136,7 @@ func FuzzAcceptEncoding(f *testing.F) {
 	big := strings.Repeat("x", 4096)
 	f.Fuzz(func(t *testing.T, accept string) {
 		app := newApp(t)
-		app.Get("/", text(big), web.Use(web.Compress))
+		app.Get("/", text(big), web.WithDecorators(web.Compress))
 		req := httptest.NewRequest("GET", "/", nil)
 		req.Header.Set("Accept-Encoding", accept)
 		rec := httptest.NewRecorder()

@@ -20,52 +20,51 @@ type Group struct {
 
 // Group returns a group for routes under prefix (e.g. "/api"), inheriting
 // this group's settings; opts add decorators and override the rest. It
-// panics when prefix does not start with "/" or ends with "/", and when an
-// option does not apply to a group.
-func (g *Group) Group(prefix string, opts ...Option) *Group {
+// panics when prefix does not start with "/" or ends with "/".
+func (g *Group) Group(prefix string, opts ...RouteOption) *Group {
 	if prefix != "" && (!strings.HasPrefix(prefix, "/") || strings.HasSuffix(prefix, "/")) {
 		panic(fmt.Sprintf("web: group prefix %q must start with / and not end with /", prefix))
 	}
-	return &Group{app: g.app, prefix: g.prefix + prefix, settings: g.derive(opts, scopeRoute, "group "+g.prefix+prefix)}
+	return &Group{app: g.app, prefix: g.prefix + prefix, settings: g.derive(opts)}
 }
 
 // derive returns g's settings with opts applied and the executor resolved.
-func (g *Group) derive(opts []Option, allowed scope, what string) routeSettings {
-	c := config{route: g.settings}
-	c.route.decorators = append([]func(http.Handler) http.Handler(nil), g.settings.decorators...)
-	applyOptions(&c, opts, allowed, what)
-	g.app.resolveExecutor(&c.route)
-	g.app.noteBody(c.route)
-	return c.route
+func (g *Group) derive(opts []RouteOption) routeSettings {
+	s := g.settings
+	s.decorators = append([]func(http.Handler) http.Handler(nil), g.settings.decorators...)
+	applyRoute(&s, opts)
+	g.app.resolveExecutor(&s)
+	g.app.noteBody(s)
+	return s
 }
 
 // Get registers h for GET (and HEAD) requests to path.
-func (g *Group) Get(path string, h HandlerFunc, opts ...Option) {
+func (g *Group) Get(path string, h HandlerFunc, opts ...RouteOption) {
 	g.Handle(http.MethodGet, path, h, opts...)
 }
 
 // Post registers h for POST requests to path.
-func (g *Group) Post(path string, h HandlerFunc, opts ...Option) {
+func (g *Group) Post(path string, h HandlerFunc, opts ...RouteOption) {
 	g.Handle(http.MethodPost, path, h, opts...)
 }
 
 // Put registers h for PUT requests to path.
-func (g *Group) Put(path string, h HandlerFunc, opts ...Option) {
+func (g *Group) Put(path string, h HandlerFunc, opts ...RouteOption) {
 	g.Handle(http.MethodPut, path, h, opts...)
 }
 
 // Patch registers h for PATCH requests to path.
-func (g *Group) Patch(path string, h HandlerFunc, opts ...Option) {
+func (g *Group) Patch(path string, h HandlerFunc, opts ...RouteOption) {
 	g.Handle(http.MethodPatch, path, h, opts...)
 }
 
 // Delete registers h for DELETE requests to path.
-func (g *Group) Delete(path string, h HandlerFunc, opts ...Option) {
+func (g *Group) Delete(path string, h HandlerFunc, opts ...RouteOption) {
 	g.Handle(http.MethodDelete, path, h, opts...)
 }
 
 // Options registers h for OPTIONS requests to path.
-func (g *Group) Options(path string, h HandlerFunc, opts ...Option) {
+func (g *Group) Options(path string, h HandlerFunc, opts ...RouteOption) {
 	g.Handle(http.MethodOptions, path, h, opts...)
 }
 
@@ -81,9 +80,8 @@ func (g *Group) Options(path string, h HandlerFunc, opts ...Option) {
 // another method gets 405 with an Allow header; an unknown path gets 404.
 //
 // Handle panics with a "web:" message when the pattern is malformed or
-// conflicts with one already registered, or when an option does not apply
-// to a route: that is a setup mistake.
-func (g *Group) Handle(method, path string, h http.Handler, opts ...Option) {
+// conflicts with one already registered: that is a setup mistake.
+func (g *Group) Handle(method, path string, h http.Handler, opts ...RouteOption) {
 	if h == nil {
 		panic(fmt.Sprintf("web: nil handler for %s %s", method, path))
 	}
@@ -93,7 +91,7 @@ func (g *Group) Handle(method, path string, h http.Handler, opts ...Option) {
 	if strings.ContainsAny(method, " \t/{}") {
 		panic(fmt.Sprintf("web: bad method %q", method))
 	}
-	s := g.derive(opts, scopeRoute, "route "+method+" "+g.prefix+path)
+	s := g.derive(opts)
 	g.handle(method, path, h, s)
 }
 

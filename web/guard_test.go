@@ -112,13 +112,13 @@ func TestStaticGuardsWithAPermissiveFS(t *testing.T) {
 
 // TestStaticGuardsOverHTTP sends the refused names through a real server
 // and Static, encoded as a client can encode them, to anyFS: none may
-// reach it. A ServeDotfiles route under the same FS serves the dotfile, so
+// reach it. A WithDotfiles route under the same FS serves the dotfile, so
 // the refusal is the guard's, not the router's.
 func TestStaticGuardsOverHTTP(t *testing.T) {
 	spy := &anyFS{}
 	app := newApp(t)
 	app.Static("/s/", spy)
-	app.Static("/dot/", spy, web.ServeDotfiles())
+	app.Static("/dot/", spy, web.WithDotfiles())
 	srv := httptest.NewServer(app)
 	defer srv.Close()
 	addr := srv.Listener.Addr().String()

@@ -22,7 +22,7 @@ import (
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // ServeHTTP calls f and renders its error, if any, as the App serving w
-// does (with its ErrorHandler, Debug and logger), or as an App made without
+// does (with its error handler, debug mode and logger), or as an App made without
 // options would outside an App.
 func (f HandlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rw := recorded(w)

@@ -30,10 +30,10 @@ func TestHeaderSizeEdge(t *testing.T) {
 	tests := []struct {
 		name  string
 		limit int
-		opts  []web.Option
+		opts  []web.AppOption
 	}{
 		{"default", web.DefaultMaxHeaderBytes, nil},
-		{"configured", 2000, []web.Option{web.ConfigureServer(func(s *http.Server) { s.MaxHeaderBytes = 2000 })}},
+		{"configured", 2000, []web.AppOption{web.WithServerConfig(func(s *http.Server) { s.MaxHeaderBytes = 2000 })}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,20 +34,23 @@ type jsonDecoding struct {
 	disallowUnknownFields bool
 }
 
-func jsonOptions(opts []Option, what string) jsonDecoding {
-	var c config
-	applyOptions(&c, opts, scopeJSON, what)
-	return c.json
+func jsonOptions(opts []JSONOption) jsonDecoding {
+	var d jsonDecoding
+	for _, o := range opts {
+		if o != nil {
+			o.applyJSON(&d)
+		}
+	}
+	return d
 }
 
 // JSON adapts a typed function to a HandlerFunc: it decodes the request body
 // into In (unless In is Empty), calls fn, and encodes its result as JSON
 // with status 200 (or Out's StatusCode). Bad JSON is a 400 that says what
 // was wrong; a body over the limit is a 413, one that did not arrive within
-// the BodyTimeout a 408; fn's error is rendered as any HandlerFunc error.
-// Of the options, only DisallowUnknownFields applies; others panic.
-func JSON[In, Out any](fn func(r *http.Request, in In) (Out, error), opts ...Option) HandlerFunc {
-	decoding := jsonOptions(opts, "JSON")
+// the body timeout a 408; fn's error is rendered as any HandlerFunc error.
+func JSON[In, Out any](fn func(r *http.Request, in In) (Out, error), opts ...JSONOption) HandlerFunc {
+	decoding := jsonOptions(opts)
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var in In
 		if _, empty := any(&in).(*Empty); !empty {
@@ -70,14 +73,13 @@ func JSON[In, Out any](fn func(r *http.Request, in In) (Out, error), opts ...Opt
 // ReadJSON decodes the request body, which must hold exactly one JSON value,
 // into v. Its errors are *Error values ready to return from a handler: 415
 // for a non-JSON content type, 413 for a body over the limit, 408 for a body
-// that did not arrive within the BodyTimeout, 400 naming the problem (empty
+// that did not arrive within the body timeout, 400 naming the problem (empty
 // body, syntax error and offset, wrong type for a field, and with
-// DisallowUnknownFields a field v has no place for). Of the options, only
-// DisallowUnknownFields applies; others panic.
-func ReadJSON(r *http.Request, v any, opts ...Option) error {
+// WithDisallowUnknownFields a field v has no place for).
+func ReadJSON(r *http.Request, v any, opts ...JSONOption) error {
 	var decoding jsonDecoding
 	if len(opts) > 0 { // the options escape; keep the usual call free of them
-		decoding = jsonOptions(opts, "ReadJSON")
+		decoding = jsonOptions(opts)
 	}
 	return readJSON(r, v, decoding)
 }

@@ -15,7 +15,7 @@ type todo struct {
 	Text string `json:"text"`
 }
 
-func jsonApp(t *testing.T, opts ...web.Option) *web.App {
+func jsonApp(t *testing.T, opts ...web.AppOption) *web.App {
 	app := newApp(t, opts...)
 	app.Post("/todos", web.JSON(func(r *http.Request, in todo) (web.Created[todo], error) {
 		if in.Text == "" {
@@ -40,7 +40,7 @@ func jsonApp(t *testing.T, opts ...web.Option) *web.App {
 }
 
 func TestJSON(t *testing.T) {
-	app := jsonApp(t, web.BodyLimit(64))
+	app := jsonApp(t, web.WithBodyLimit(64))
 	tests := []struct {
 		name, method, target, contentType, body string
 		status                                  int
@@ -84,7 +84,7 @@ func TestJSON(t *testing.T) {
 }
 
 func TestJSONOversizeChunkedBody(t *testing.T) {
-	app := jsonApp(t, web.BodyLimit(64))
+	app := jsonApp(t, web.WithBodyLimit(64))
 	srv := httptest.NewServer(app)
 	defer srv.Close()
 	// A body of unknown length is cut off by the reader, not the header check.
@@ -109,14 +109,14 @@ func TestJSONDisallowUnknownFields(t *testing.T) {
 	create := func(r *http.Request, in todo) (web.Created[todo], error) {
 		return web.Created[todo]{Value: todo{ID: 1, Text: in.Text}}, nil
 	}
-	app.Post("/strict/todos", web.JSON(create, web.DisallowUnknownFields()))
+	app.Post("/strict/todos", web.JSON(create, web.WithDisallowUnknownFields()))
 	type list struct {
 		Name  string `json:"name"`
 		Todos []todo `json:"todos"`
 	}
 	app.Post("/lists", func(w http.ResponseWriter, r *http.Request) error {
 		var in list
-		if err := web.ReadJSON(r, &in, web.DisallowUnknownFields()); err != nil {
+		if err := web.ReadJSON(r, &in, web.WithDisallowUnknownFields()); err != nil {
 			return err
 		}
 		return web.WriteJSON(w, http.StatusOK, in)

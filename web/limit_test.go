@@ -68,7 +68,7 @@ func TestBodyLimitReadEdges(t *testing.T) {
 // route under limit whose handler reads the whole body.
 func testBodyLimitRead(t *testing.T, limit, size, piece, status int) {
 	t.Helper()
-	app := newApp(t, web.BodyLimit(int64(limit)))
+	app := newApp(t, web.WithBodyLimit(int64(limit)))
 	var got int
 	var readErr error
 	app.Post("/", func(w http.ResponseWriter, r *http.Request) error {
@@ -107,7 +107,7 @@ func testBodyLimitRead(t *testing.T, limit, size, piece, status int) {
 func TestBodyLimitSingleReads(t *testing.T) {
 	const limit = 10
 	for _, first := range []int{limit, limit + 1, limit + 100} {
-		app := newApp(t, web.BodyLimit(limit))
+		app := newApp(t, web.WithBodyLimit(limit))
 		var n1, n2 int
 		var err1, err2 error
 		app.Post("/", func(w http.ResponseWriter, r *http.Request) error {
@@ -140,7 +140,7 @@ func TestBodyLimitSingleReads(t *testing.T) {
 func TestBodyCeilingBeforeDecorators(t *testing.T) {
 	const limit = 10
 	var decorated, handled atomic.Int32
-	app := newApp(t, web.BodyLimit(limit), web.Use(func(next http.Handler) http.Handler {
+	app := newApp(t, web.WithBodyLimit(limit), web.WithDecorators(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			decorated.Add(1)
 			next.ServeHTTP(w, r)
@@ -173,7 +173,7 @@ func TestBodyCeilingBeforeDecorators(t *testing.T) {
 // before the route lowers the limit below what was read: the next read
 // fails with the route's limit (413), it does not slice past the buffer.
 func TestRouteLimitBelowWhatWasRead(t *testing.T) {
-	app := newApp(t, web.BodyLimit(100), web.Use(func(next http.Handler) http.Handler {
+	app := newApp(t, web.WithBodyLimit(100), web.WithDecorators(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if _, err := io.ReadFull(r.Body, make([]byte, 50)); err != nil {
 				http.Error(w, err.Error(), 500)
@@ -187,7 +187,7 @@ func TestRouteLimitBelowWhatWasRead(t *testing.T) {
 	app.Post("/small", func(w http.ResponseWriter, r *http.Request) error {
 		n, readErr = r.Body.Read(make([]byte, 100))
 		return readErr
-	}, web.BodyLimit(10))
+	}, web.WithBodyLimit(10))
 	req := httptest.NewRequest("POST", "/small", io.MultiReader(strings.NewReader(strings.Repeat("x", 80))))
 	req.ContentLength = -1
 	rec := httptest.NewRecorder()
@@ -202,7 +202,7 @@ func TestRouteLimitBelowWhatWasRead(t *testing.T) {
 // read in one-byte steps: a read of a buffer the size of the body gets all
 // of it in one call.
 func TestUnlimitedBodyFillsTheBuffer(t *testing.T) {
-	app := newApp(t, web.BodyLimit(0))
+	app := newApp(t, web.WithBodyLimit(0))
 	var n int
 	app.Post("/", func(w http.ResponseWriter, r *http.Request) error {
 		var err error

@@ -37,7 +37,7 @@ func (a *App) Observe(o Observer) {
 	a.observers = append(a.observers, o)
 }
 
-// accessLog is the Observer behind AccessLog.
+// accessLog is the Observer behind WithAccessLog.
 type accessLog struct{ logger *slog.Logger }
 
 func (l accessLog) Observe(r *http.Request, resp Response) {

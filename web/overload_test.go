@@ -22,7 +22,7 @@ func TestBlockingRoute(t *testing.T) {
 		inside <- struct{}{}
 		<-release
 		return nil
-	}, web.Blocking())
+	}, web.WithBlocking())
 	app.Get("/plain", text("ok"))
 
 	first := make(chan int)
@@ -48,7 +48,7 @@ func TestBlockingRoute(t *testing.T) {
 // deadline wraps a route's handler so that its request's context has
 // already passed its deadline, as a timeout decorator's would.
 func deadline(d time.Duration) web.Option {
-	return web.Use(func(next http.Handler) http.Handler {
+	return web.WithDecorators(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx, cancel := context.WithTimeout(r.Context(), d)
 			defer cancel()
@@ -71,7 +71,7 @@ func TestExpiredRequestIs503(t *testing.T) {
 		// context's own timer ends it: Run returns the deadline error while
 		// ctx.Err() is still nil. TestExpiredRequestIs503/while_queued hit
 		// that about once in twenty runs.
-		app := newApp(t, web.Executor(expiringExecutor{}))
+		app := newApp(t, web.WithExecutor(expiringExecutor{}))
 		ran := false
 		app.Get("/", func(http.ResponseWriter, *http.Request) error { ran = true; return nil })
 		if rec := do(t, app, "GET", "/", ""); rec.Code != http.StatusServiceUnavailable || ran {
@@ -81,7 +81,7 @@ func TestExpiredRequestIs503(t *testing.T) {
 	t.Run("while queued", func(t *testing.T) {
 		e := loom.Adaptive(loom.WithLimitRange(1, 1), loom.WithQueue(1))
 		t.Cleanup(func() { _ = e.Shutdown(t.Context()) })
-		app := newApp(t, web.Executor(e))
+		app := newApp(t, web.WithExecutor(e))
 		inside, release := make(chan struct{}), make(chan struct{})
 		app.Get("/hold", func(http.ResponseWriter, *http.Request) error {
 			inside <- struct{}{}
@@ -111,15 +111,6 @@ func TestExpiredRequestIs503(t *testing.T) {
 			t.Errorf("Stats.Expired = %d; want 1", got)
 		}
 	})
-}
-
-func TestNoThreadWatchIsAppOnly(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("NoThreadWatch given to a route did not panic")
-		}
-	}()
-	newApp(t).Get("/", text("x"), web.NoThreadWatch())
 }
 
 // expiringExecutor drops every task with context.DeadlineExceeded, as an

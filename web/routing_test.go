@@ -14,12 +14,12 @@ import (
 )
 
 // newApp returns an App on a virtual executor owned by the test.
-func newApp(t testing.TB, opts ...web.Option) *web.App {
+func newApp(t testing.TB, opts ...web.AppOption) *web.App {
 	t.Helper()
 	e := loom.Virtual()
 	t.Cleanup(func() { _ = e.Shutdown(t.Context()) })
-	quiet := web.Logger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	app, err := web.New(append([]web.Option{web.Executor(e), quiet}, opts...)...)
+	quiet := web.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	app, err := web.New(append([]web.AppOption{web.WithExecutor(e), quiet}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestStdlibHandlersAndDecorators(t *testing.T) {
 	app.Handle("GET", "/strip/{path...}", http.StripPrefix("/strip", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, r.URL.Path)
 	})))
-	app.Get("/timeout", text("in time"), web.Use(func(next http.Handler) http.Handler {
+	app.Get("/timeout", text("in time"), web.WithDecorators(func(next http.Handler) http.Handler {
 		return http.TimeoutHandler(next, time.Minute, "too slow")
 	}))
 	mux := http.NewServeMux()

@@ -16,7 +16,7 @@ import (
 )
 
 // Server defaults, chosen so that a slow or hostile client cannot hold
-// resources for long (with BodyTimeout and WriteTimeout). ConfigureServer
+// resources for long (with WithBodyTimeout and WithWriteTimeout). WithServerConfig
 // changes them.
 const (
 	DefaultReadHeaderTimeout = 10 * time.Second
@@ -43,7 +43,7 @@ func (a *App) ListenAndServe(ctx context.Context, addr string) error {
 }
 
 // Serve serves the App on ln until ctx ends; then it stops accepting,
-// lets in-flight requests finish within the shutdown grace (ShutdownGrace),
+// lets in-flight requests finish within the shutdown grace (WithShutdownGrace),
 // closes what is left, and shuts the App down (App.Shutdown). It blocks
 // until all of that is done and returns nil after a clean shutdown. A
 // configuration error (App.Err) is returned at once, before serving, after

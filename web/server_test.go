@@ -18,7 +18,7 @@ import (
 var serveApp = webtest.Serve
 
 func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
-	app := newApp(t, web.ShutdownGrace(10*time.Second))
+	app := newApp(t, web.WithShutdownGrace(10*time.Second))
 	entered := make(chan struct{})
 	app.Get("/slow", func(w http.ResponseWriter, r *http.Request) error {
 		close(entered)
@@ -45,7 +45,7 @@ func TestGracefulShutdownFinishesInFlightRequests(t *testing.T) {
 }
 
 func TestShutdownGraceRunsOut(t *testing.T) {
-	app := newApp(t, web.ShutdownGrace(50*time.Millisecond))
+	app := newApp(t, web.WithShutdownGrace(50*time.Millisecond))
 	err := stopWithAStuckRequest(t, app)
 	if err == nil || !strings.Contains(err.Error(), "graceful shutdown") {
 		t.Errorf("got %v; want an error saying the graceful shutdown ran out", err)
@@ -82,7 +82,7 @@ func stopWithAStuckRequest(t *testing.T, app *web.App) error {
 
 func TestServerDefaults(t *testing.T) {
 	configured := make(chan *http.Server, 1)
-	app := newApp(t, web.ConfigureServer(func(s *http.Server) { configured <- s }))
+	app := newApp(t, web.WithServerConfig(func(s *http.Server) { configured <- s }))
 	_, stop := serveApp(t, app)
 	got := <-configured
 	if got.ReadHeaderTimeout != web.DefaultReadHeaderTimeout || got.IdleTimeout != web.DefaultIdleTimeout || got.MaxHeaderBytes != web.DefaultMaxHeaderBytes {
@@ -103,7 +103,7 @@ func TestListenError(t *testing.T) {
 
 func TestAccessLog(t *testing.T) {
 	var logs logBuffer
-	app := newApp(t, logs.logger(), web.AccessLog())
+	app := newApp(t, logs.logger(), web.WithAccessLog())
 	app.Get("/users/{id}", text("ann"))
 	do(t, app, "GET", "/users/7?x=1", "")
 	do(t, app, "GET", "/nowhere", "")
@@ -119,13 +119,13 @@ func TestAccessLog(t *testing.T) {
 }
 
 func TestShutdownGraceMustNotBeNegative(t *testing.T) {
-	_, err := web.New(web.Executor(loom.Virtual()), web.ShutdownGrace(-time.Second))
+	_, err := web.New(web.WithExecutor(loom.Virtual()), web.WithShutdownGrace(-time.Second))
 	if err == nil || !strings.Contains(err.Error(), "shutdown grace -1s is negative") {
-		t.Errorf("New with ShutdownGrace(-1s): got %v; want an error saying the grace is negative", err)
+		t.Errorf("New with WithShutdownGrace(-1s): got %v; want an error saying the grace is negative", err)
 	}
-	app, err := web.New(web.Executor(loom.Virtual()), web.ShutdownGrace(0))
+	app, err := web.New(web.WithExecutor(loom.Virtual()), web.WithShutdownGrace(0))
 	if err != nil {
-		t.Fatalf("New with ShutdownGrace(0) (the default): %v", err)
+		t.Fatalf("New with WithShutdownGrace(0) (the default): %v", err)
 	}
 	if err := app.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ func TestShutdownGraceMustNotBeNegative(t *testing.T) {
 }
 
 func TestPprof(t *testing.T) {
-	app := newApp(t, web.Pprof())
+	app := newApp(t, web.WithPprof())
 	rec := do(t, app, "GET", "/debug/pprof/cmdline", "")
 	if rec.Code != 200 || rec.Body.Len() == 0 {
 		t.Errorf("GET /debug/pprof/cmdline: got %d with %d bytes", rec.Code, rec.Body.Len())

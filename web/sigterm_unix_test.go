@@ -39,7 +39,7 @@ func serveUntilSIGTERM(spec string) {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(2)
 	}
-	app, err := web.New(web.ShutdownGrace(grace), web.Logger(slog.New(slog.NewTextHandler(os.Stderr, nil))))
+	app, err := web.New(web.WithShutdownGrace(grace), web.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(2)

@@ -31,25 +31,28 @@ import (
 // valid fs.FS name — "..", an absolute path, a backslash, a NUL byte, an
 // encoded "%2e%2e" or "%2f" — is refused with 404, as is any name fsys
 // refuses. So is a name with an element that begins with "." (.env,
-// .git/config) unless ServeDotfiles is given: a directory on disk often
-// holds such files by accident. opts are route options and ServeDotfiles;
-// Static panics when prefix does not end with "/".
-func (g *Group) Static(prefix string, fsys fs.FS, opts ...Option) {
+// .git/config) unless WithDotfiles is given: a directory on disk often
+// holds such files by accident. Static panics when prefix does not end
+// with "/".
+func (g *Group) Static(prefix string, fsys fs.FS, opts ...RouteOption) {
 	if !strings.HasSuffix(prefix, "/") {
 		panic(fmt.Sprintf("web: static prefix %q must end with /", prefix))
 	}
-	s := g.derive(opts, scopeRoute|scopeFiles, "Static "+g.prefix+prefix)
+	s := g.derive(opts)
 	fsrv := &fileServer{fsys: fsys, dotfiles: s.dotfiles}
 	g.handle(http.MethodGet, prefix+"{path...}", fsrv.handler("path"), s)
 }
 
 // Files returns a handler that serves the file of fsys named by the path
-// parameter param (a "{param...}" wildcard), with the rules of Static. Of
-// the options, only ServeDotfiles applies.
-func Files(fsys fs.FS, param string, opts ...Option) HandlerFunc {
-	var c config
-	applyOptions(&c, opts, scopeFiles, "Files")
-	fsrv := &fileServer{fsys: fsys, dotfiles: c.route.dotfiles}
+// parameter param (a "{param...}" wildcard), with the rules of Static.
+func Files(fsys fs.FS, param string, opts ...FilesOption) HandlerFunc {
+	var s routeSettings
+	for _, o := range opts {
+		if o != nil {
+			o.applyFiles(&s)
+		}
+	}
+	fsrv := &fileServer{fsys: fsys, dotfiles: s.dotfiles}
 	return fsrv.handler(param)
 }
 

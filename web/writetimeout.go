@@ -8,7 +8,7 @@ import (
 )
 
 // DefaultWriteTimeout is how long a write of a response may go without
-// progress on a connection of an App made without WriteTimeout.
+// progress on a connection of an App made without WithWriteTimeout.
 const DefaultWriteTimeout = 30 * time.Second
 
 // The write timeout is kept per connection, not per request: setting a

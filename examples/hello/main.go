@@ -46,7 +46,7 @@ func run(ctx context.Context, args []string) error {
 }
 
 // newApp builds the app; its executor comes from the environment.
-func newApp(opts ...web.Option) (*web.App, error) {
+func newApp(opts ...web.AppOption) (*web.App, error) {
 	app, err := web.New(opts...)
 	if err != nil {
 		return nil, err

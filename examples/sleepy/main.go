@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string) error {
 }
 
 // newApp builds the app; its executor comes from the environment.
-func newApp(sleep time.Duration, opts ...web.Option) (*web.App, error) {
+func newApp(sleep time.Duration, opts ...web.AppOption) (*web.App, error) {
 	app, err := web.New(opts...)
 	if err != nil {
 		return nil, err

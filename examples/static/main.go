@@ -66,11 +66,11 @@ func run(ctx context.Context, args []string) error {
 }
 
 // newApp builds the app serving files at /static/.
-func newApp(files fs.FS, opts ...web.Option) (*web.App, error) {
+func newApp(files fs.FS, opts ...web.AppOption) (*web.App, error) {
 	if files == nil {
 		return nil, errors.New("no files to serve")
 	}
-	app, err := web.New(append([]web.Option{web.Use(web.Compress)}, opts...)...)
+	app, err := web.New(append([]web.AppOption{web.WithDecorators(web.Compress)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

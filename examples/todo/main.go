@@ -63,9 +63,9 @@ func run(ctx context.Context, args []string, getenv func(string) string) error {
 		return err
 	}
 
-	var opts []web.Option
+	var opts []web.AppOption
 	if *accessLog {
-		opts = append(opts, web.AccessLog())
+		opts = append(opts, web.WithAccessLog())
 	}
 	app, err := todoapp.NewApp(store, opts...)
 	if err != nil {

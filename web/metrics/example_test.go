@@ -12,7 +12,7 @@ import (
 )
 
 func ExampleMount() {
-	app := web.MustNew(web.Executor(loom.Virtual()))
+	app := web.MustNew(web.WithExecutor(loom.Virtual()))
 	defer app.Shutdown(context.Background())
 	metrics.Mount(app, "/metrics")
 	app.Get("/hello", text("hi"))

@@ -44,10 +44,11 @@ type Metrics struct {
 var _ web.Observer = (*Metrics)(nil)
 
 // Mount makes the metrics of app, has app report every request to them,
-// and serves them at path (e.g. "/metrics") with opts (a web.Executor, a
-// decorator that checks who is asking). Call it before serving. It panics,
+// and serves them at path (e.g. "/metrics") with the route options opts
+// (web.WithExecutor, web.WithDecorators with a decorator that checks who is
+// asking). Call it before serving. It panics,
 // as app.Handle does, when path does not start with "/" or is taken.
-func Mount(app *web.App, path string, opts ...web.Option) *Metrics {
+func Mount(app *web.App, path string, opts ...web.RouteOption) *Metrics {
 	m := New(app)
 	app.Handle(http.MethodGet, path, m.Handler(), opts...)
 	app.Observe(m)

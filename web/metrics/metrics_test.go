@@ -96,7 +96,7 @@ func TestMetricsCountPanics(t *testing.T) {
 	app := webtest.NewApp(t)
 	metrics.Mount(app, "/metrics")
 	app.Get("/handler", func(http.ResponseWriter, *http.Request) error { panic("handler boom") })
-	app.Get("/decorator", text("unreachable"), web.Use(boom))
+	app.Get("/decorator", text("unreachable"), web.WithDecorators(boom))
 	for _, path := range []string{"/handler", "/decorator"} {
 		if rec := webtest.Do(t, app, "GET", path, ""); rec.Code != 500 {
 			t.Errorf("GET %s: got %d; want 500", path, rec.Code)
@@ -116,7 +116,7 @@ func TestMetricsWithExecutorsOfOneName(t *testing.T) {
 	for _, route := range []string{"/a", "/b"} {
 		e := loom.Pool(1, loom.WithName("reports"))
 		defer e.Shutdown(context.Background())
-		app.Get(route, text("hi"), web.Executor(e))
+		app.Get(route, text("hi"), web.WithExecutor(e))
 	}
 	rec := webtest.Do(t, app, "GET", "/metrics", "")
 	if rec.Code != 200 {
@@ -143,7 +143,7 @@ func TestMetricsShowTheThreadWatch(t *testing.T) {
 	app.Observe(m)
 	guarded := loom.Virtual(loom.WithName("guarded"))
 	defer guarded.Shutdown(context.Background())
-	app.Get("/hello", text("hi"), web.Executor(guarded))
+	app.Get("/hello", text("hi"), web.WithExecutor(guarded))
 	scrape := func() string {
 		t.Helper()
 		rec := webtest.Do(t, m.Handler(), "GET", "/metrics", "")

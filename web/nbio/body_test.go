@@ -19,7 +19,7 @@ import (
 func TestBodyRules(t *testing.T) {
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
-			app := newApp(t, eng.engine, web.BodyLimit(1000), web.BodyTimeout(200*time.Millisecond))
+			app := newApp(t, eng.engine, web.WithBodyLimit(1000), web.WithBodyTimeout(200*time.Millisecond))
 			read := func(w http.ResponseWriter, r *http.Request) error {
 				b, err := io.ReadAll(r.Body)
 				if err != nil {
@@ -29,7 +29,7 @@ func TestBodyRules(t *testing.T) {
 				return err
 			}
 			app.Post("/small", read)
-			app.Post("/upload", read, web.BodyLimit(5000), web.BodyTimeout(time.Minute))
+			app.Post("/upload", read, web.WithBodyLimit(5000), web.WithBodyTimeout(time.Minute))
 			base, _ := webtest.Serve(t, app)
 			addr := strings.TrimPrefix(base, "http://")
 			post := func(path string, n int) string {

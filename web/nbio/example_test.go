@@ -14,7 +14,7 @@ import (
 // An App served on the nbio engine: the same App, routes and executors as on
 // net/http. Importing web/nbio also lets LOOM_ENGINE=nbio choose it.
 func ExampleEngine() {
-	app := web.MustNew(web.WithEngine(nbio.Engine()), web.NoThreadWatch())
+	app := web.MustNew(web.WithEngine(nbio.Engine()), web.WithoutThreadWatch())
 	app.Get("/hello/{name}", func(w http.ResponseWriter, r *http.Request) error {
 		_, err := io.WriteString(w, "hello "+web.Param(r, "name").String())
 		return err

@@ -12,7 +12,7 @@
 // under net/http, with the same timeouts and limits, and Hijack works (so
 // web/websocket does). What differs is in docs/web.md ("choosing an
 // engine"): nbio reads a whole request body before the handler runs
-// (bounded by the largest BodyLimit of the App), and a request the engine
+// (bounded by the largest WithBodyLimit of the App), and a request the engine
 // refuses closes the connection at once.
 package nbio
 

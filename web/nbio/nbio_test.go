@@ -35,9 +35,9 @@ var engines = []struct {
 	engine web.Engine
 }{{"std", nil}, {"nbio", nbio.Engine()}}
 
-func newApp(t *testing.T, e web.Engine, opts ...web.Option) *web.App {
+func newApp(t *testing.T, e web.Engine, opts ...web.AppOption) *web.App {
 	t.Helper()
-	opts = append(opts, web.NoThreadWatch(), web.Logger(slog.New(slog.DiscardHandler)))
+	opts = append(opts, web.WithoutThreadWatch(), web.WithLogger(slog.New(slog.DiscardHandler)))
 	if e != nil {
 		opts = append(opts, web.WithEngine(e))
 	}
@@ -78,7 +78,7 @@ func body(t *testing.T) func(*http.Response, error) (int, string) {
 func TestFeatures(t *testing.T) {
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
-			app := newApp(t, eng.engine, web.Pprof(), web.AccessLog())
+			app := newApp(t, eng.engine, web.WithPprof(), web.WithAccessLog())
 			app.Get("/users/{id}", func(w http.ResponseWriter, r *http.Request) error {
 				id, err := web.Param(r, "id").Int()
 				if err != nil {
@@ -108,11 +108,11 @@ func TestFeatures(t *testing.T) {
 			app.Get("/decorated", func(w http.ResponseWriter, r *http.Request) error {
 				_, err := io.WriteString(w, "inside")
 				return err
-			}, web.Use(tag))
+			}, web.WithDecorators(tag))
 			app.Get("/gzip", func(w http.ResponseWriter, r *http.Request) error {
 				_, err := io.WriteString(w, strings.Repeat("compress me ", 200))
 				return err
-			}, web.Use(web.Compress))
+			}, web.WithDecorators(web.Compress))
 			app.Get("/panic", func(w http.ResponseWriter, r *http.Request) error { panic("boom") })
 			base, stop := webtest.Serve(t, app)
 			c := client(t)
@@ -232,7 +232,7 @@ func TestSlowHeadersCutOff(t *testing.T) {
 	}
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
-			app := newApp(t, eng.engine, web.BodyTimeout(0), web.ConfigureServer(func(s *http.Server) {
+			app := newApp(t, eng.engine, web.WithBodyTimeout(0), web.WithServerConfig(func(s *http.Server) {
 				s.ReadHeaderTimeout = 200 * time.Millisecond
 			}))
 			app.Get("/", func(w http.ResponseWriter, r *http.Request) error { return nil })
@@ -303,7 +303,7 @@ func TestEngineFromEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Setenv(web.EngineEnv, tt.value)
-		app, err := web.New(web.NoThreadWatch())
+		app, err := web.New(web.WithoutThreadWatch())
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, web.ErrEngine) {
 				t.Errorf("LOOM_ENGINE=%q: got %v; want an ErrEngine naming %s", tt.value, err, tt.wantErr)
@@ -397,7 +397,7 @@ func TestObservers(t *testing.T) {
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
 			var logged syncBuffer
-			opts := []web.Option{web.NoThreadWatch(), web.AccessLog(), web.Logger(slog.New(slog.NewTextHandler(&logged, nil)))}
+			opts := []web.AppOption{web.WithoutThreadWatch(), web.WithAccessLog(), web.WithLogger(slog.New(slog.NewTextHandler(&logged, nil)))}
 			if eng.engine != nil {
 				opts = append(opts, web.WithEngine(eng.engine))
 			}
@@ -450,7 +450,7 @@ func TestBodyLimit(t *testing.T) {
 	}
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
-			app := newApp(t, eng.engine, web.BodyLimit(limit))
+			app := newApp(t, eng.engine, web.WithBodyLimit(limit))
 			app.Post("/", func(w http.ResponseWriter, r *http.Request) error {
 				_, err := io.Copy(io.Discard, r.Body)
 				return err

@@ -13,7 +13,7 @@ import (
 
 // refusal is the status net/http and the App answer a request with that
 // nbio's parser refused with err while the request was in phase p: 413 for
-// a body over the App's largest BodyLimit, 501 for a transfer coding it
+// a body over the App's largest WithBodyLimit, 501 for a transfer coding it
 // does not know, 400 otherwise.
 func refusal(err error, p phase) (status int, why string) {
 	switch {

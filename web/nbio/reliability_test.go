@@ -54,7 +54,7 @@ func TestHeaderLimitEdge(t *testing.T) {
 	const limit = maxHeader + 4096
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
-			app := newApp(t, eng.engine, web.ConfigureServer(func(s *http.Server) { s.MaxHeaderBytes = maxHeader }))
+			app := newApp(t, eng.engine, web.WithServerConfig(func(s *http.Server) { s.MaxHeaderBytes = maxHeader }))
 			app.Get("/", func(w http.ResponseWriter, r *http.Request) error { return nil })
 			base, _ := webtest.Serve(t, app)
 			addr := strings.TrimPrefix(base, "http://")
@@ -109,8 +109,8 @@ func TestStalledBodyCutOff(t *testing.T) {
 		t.Run(eng.name, func(t *testing.T) {
 			// A header timeout longer than the test's patience: the body's
 			// is counted from the end of the headers, not within theirs.
-			app := newApp(t, eng.engine, web.BodyTimeout(200*time.Millisecond),
-				web.ConfigureServer(func(s *http.Server) { s.ReadHeaderTimeout = time.Minute }))
+			app := newApp(t, eng.engine, web.WithBodyTimeout(200*time.Millisecond),
+				web.WithServerConfig(func(s *http.Server) { s.ReadHeaderTimeout = time.Minute }))
 			app.Post("/", func(w http.ResponseWriter, r *http.Request) error {
 				_, err := io.ReadAll(r.Body)
 				return err
@@ -134,7 +134,7 @@ func TestStalledBodyCutOff(t *testing.T) {
 func TestIdleTimeout(t *testing.T) {
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
-			app := newApp(t, eng.engine, web.ConfigureServer(func(s *http.Server) { s.IdleTimeout = 200 * time.Millisecond }))
+			app := newApp(t, eng.engine, web.WithServerConfig(func(s *http.Server) { s.IdleTimeout = 200 * time.Millisecond }))
 			app.Get("/", func(w http.ResponseWriter, r *http.Request) error { return nil })
 			base, _ := webtest.Serve(t, app)
 			c := webtest.Dial(t, base)
@@ -165,7 +165,7 @@ func TestHandlerOutlivesIdleTimeout(t *testing.T) {
 	const idle = 100 * time.Millisecond
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
-			app := newApp(t, eng.engine, web.ConfigureServer(func(s *http.Server) { s.IdleTimeout = idle }))
+			app := newApp(t, eng.engine, web.WithServerConfig(func(s *http.Server) { s.IdleTimeout = idle }))
 			app.Get("/", func(w http.ResponseWriter, r *http.Request) error { return nil })
 			app.Get("/slow", func(w http.ResponseWriter, r *http.Request) error {
 				time.Sleep(5 * idle)

@@ -16,7 +16,7 @@ var (
 // first request), a body not within the body timeout of the end of its
 // headers (nbio reads the whole body before the handler runs), and a
 // response whose bytes made no progress for the write timeout — re-armed
-// as they move, like net/http's with the App's WriteTimeout, so a slow
+// as they move, like net/http's with the App's WithWriteTimeout, so a slow
 // client that keeps reading is never cut off. nbio's own read deadline is
 // the idle timeout between requests.
 //

@@ -35,7 +35,7 @@ func TestWriteTimeoutRestartsOnProgress(t *testing.T) {
 	}
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
-			app := newApp(t, eng.engine, web.WriteTimeout(timeout))
+			app := newApp(t, eng.engine, web.WithWriteTimeout(timeout))
 			app.Get("/big", func(w http.ResponseWriter, r *http.Request) error {
 				_, err := w.Write(make([]byte, size))
 				return err
@@ -61,7 +61,7 @@ func TestWriteTimeoutEndsAStalledResponse(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
-			app := newApp(t, eng.engine, web.WriteTimeout(timeout))
+			app := newApp(t, eng.engine, web.WithWriteTimeout(timeout))
 			handled := make(chan error, 1)
 			chunk := make([]byte, 64<<10)
 			app.Get("/huge", func(w http.ResponseWriter, r *http.Request) error {
@@ -108,7 +108,7 @@ func TestWriteTimeoutSparesIdleConnections(t *testing.T) {
 	}
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
-			app := newApp(t, eng.engine, web.WriteTimeout(timeout))
+			app := newApp(t, eng.engine, web.WithWriteTimeout(timeout))
 			app.Static("/files/", os.DirFS(dir))
 			app.Get("/hello", func(w http.ResponseWriter, r *http.Request) error {
 				_, err := io.WriteString(w, "hello")

@@ -15,7 +15,7 @@ import (
 )
 
 func ExampleHandler() {
-	app := web.MustNew(web.Executor(loom.Virtual()))
+	app := web.MustNew(web.WithExecutor(loom.Virtual()))
 	defer app.Shutdown(context.Background())
 	// Each message comes back prefixed with the room, a path parameter of
 	// the request that opened the socket.

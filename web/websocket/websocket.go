@@ -51,21 +51,21 @@ type Func func(ctx context.Context, c *websocket.Conn, r *http.Request) error
 // subprotocol, and no compression.
 type Option func(*websocket.AcceptOptions)
 
-// Origins lists the other origins allowed to connect, as host patterns
+// WithOrigins lists the other origins allowed to connect, as host patterns
 // matched with path.Match ("example.com", "*.example.com"). Cross-origin
 // requests are refused with 403 unless listed.
-func Origins(patterns ...string) Option {
+func WithOrigins(patterns ...string) Option {
 	return func(o *websocket.AcceptOptions) { o.OriginPatterns = append(o.OriginPatterns, patterns...) }
 }
 
-// Subprotocols lists the subprotocols the server speaks, in order of
+// WithSubprotocols lists the subprotocols the server speaks, in order of
 // preference.
-func Subprotocols(names ...string) Option {
+func WithSubprotocols(names ...string) Option {
 	return func(o *websocket.AcceptOptions) { o.Subprotocols = append(o.Subprotocols, names...) }
 }
 
-// Compression enables per-message deflate when the client offers it.
-func Compression() Option {
+// WithCompression enables per-message deflate when the client offers it.
+func WithCompression() Option {
 	return func(o *websocket.AcceptOptions) { o.CompressionMode = websocket.CompressionContextTakeover }
 }
 

@@ -33,12 +33,12 @@ var engines = []struct {
 }{{"std", nil}, {"nbio", nbio.Engine()}}
 
 // newApp is webtest.NewApp on engine e (nil: net/http).
-func newApp(t *testing.T, e web.Engine, opts ...web.Option) *web.App {
+func newApp(t *testing.T, e web.Engine, opts ...web.AppOption) *web.App {
 	t.Helper()
 	if e != nil {
 		opts = append(opts, web.WithEngine(e))
 	}
-	return webtest.NewApp(t, append(opts, web.NoThreadWatch())...)
+	return webtest.NewApp(t, append(opts, web.WithoutThreadWatch())...)
 }
 
 // serveApp serves app with Serve, on its engine, until t's cleanup, and
@@ -64,9 +64,9 @@ func TestWebSocketEcho(t *testing.T) {
 
 func testEcho(t *testing.T, e web.Engine) {
 	// The access log, metrics and compression wrap the writer: the upgrade must get through.
-	app := newApp(t, e, web.AccessLog(), web.Use(web.Compress))
+	app := newApp(t, e, web.WithAccessLog(), web.WithDecorators(web.Compress))
 	metrics.Mount(app, "/metrics")
-	app.Get("/ws", wsweb.Handler(webtest.Echo, wsweb.Origins("trusted.example")))
+	app.Get("/ws", wsweb.Handler(webtest.Echo, wsweb.WithOrigins("trusted.example")))
 	ctx, base := serveApp(t, app)
 	url := wsURL(base, "/ws")
 
@@ -219,7 +219,7 @@ func testHandlerGetsTheRequest(t *testing.T, e web.Engine) {
 		})
 	}
 	app := newApp(t, e)
-	app.Get("/rooms/{room}", wsweb.Handler(describeRequest), web.Use(withUser))
+	app.Get("/rooms/{room}", wsweb.Handler(describeRequest), web.WithDecorators(withUser))
 	app.Group("/plain").Get("/rooms/{room}", wsweb.Handler(describeRequest))
 	ctx, appBase := serveApp(t, app)
 
@@ -336,7 +336,7 @@ func TestWebSocketLargeMessages(t *testing.T) {
 func TestWebSocketWriteTimeout(t *testing.T) {
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
-			app := newApp(t, eng.engine, web.WriteTimeout(200*time.Millisecond))
+			app := newApp(t, eng.engine, web.WithWriteTimeout(200*time.Millisecond))
 			ended := make(chan error, 1)
 			app.Get("/push", wsweb.Handler(func(ctx context.Context, c *websocket.Conn, r *http.Request) error {
 				msg := make([]byte, 256<<10)

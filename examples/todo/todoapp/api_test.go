@@ -17,7 +17,7 @@ import (
 
 // serve starts the todo App over store on a real loopback server and
 // returns its URL. The server and the App are shut down when the test ends.
-func serve(t testing.TB, store *Store, opts ...web.Option) string {
+func serve(t testing.TB, store *Store, opts ...web.AppOption) string {
 	t.Helper()
 	app, err := NewApp(store, opts...)
 	if err != nil {
@@ -498,7 +498,7 @@ func TestExecutorFromEnv(t *testing.T) {
 // TestOversizeChunkedBody sends a body over the limit without a
 // Content-Length, so the limit is found while the JSON is read.
 func TestOversizeChunkedBody(t *testing.T) {
-	base := serve(t, openTestSQLite(t), web.BodyLimit(1024))
+	base := serve(t, openTestSQLite(t), web.WithBodyLimit(1024))
 	body := io.MultiReader(strings.NewReader(`{"text":"`), strings.NewReader(strings.Repeat("a", 2048)), strings.NewReader(`"}`))
 	req, err := http.NewRequestWithContext(t.Context(), "POST", base+"/api/todos", body)
 	if err != nil {

@@ -15,7 +15,7 @@ var static embed.FS
 // page of Register from store. The App's default executor comes from
 // LOOM_EXECUTOR unless opts say otherwise. The caller keeps store and
 // closes it after the App has shut down.
-func NewApp(store *Store, opts ...web.Option) (*web.App, error) {
+func NewApp(store *Store, opts ...web.AppOption) (*web.App, error) {
 	app, err := web.New(opts...)
 	if err != nil {
 		return nil, err

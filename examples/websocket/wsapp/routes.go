@@ -24,7 +24,7 @@ const MaxMessageSize = 4096
 
 // NewApp returns a web.App, configured by opts, with the routes of
 // Register. The caller keeps hub and closes it after the App has shut down.
-func NewApp(hub *Hub, origins []string, opts ...web.Option) (*web.App, error) {
+func NewApp(hub *Hub, origins []string, opts ...web.AppOption) (*web.App, error) {
 	app, err := web.New(opts...)
 	if err != nil {
 		return nil, err
@@ -54,8 +54,8 @@ func NewApp(hub *Hub, origins []string, opts ...web.Option) (*web.App, error) {
 // a bad LOOM_EXECUTOR_WEBSOCKET.
 func Register(app *web.App, hub *Hub, origins ...string) error {
 	s := &server{hub: hub}
-	app.Get("/ws", wsweb.Handler(s.serve, wsweb.Origins(origins...)),
-		web.ExecutorFromEnv("websocket", "virtual"), web.Use(s.parseQuery))
+	app.Get("/ws", wsweb.Handler(s.serve, wsweb.WithOrigins(origins...)),
+		web.WithExecutorFromEnv("websocket", "virtual"), web.WithDecorators(s.parseQuery))
 
 	assets, err := fs.Sub(static, "static")
 	if err != nil {

@@ -24,12 +24,12 @@ import (
 // NewApp returns an App on a virtual executor of its own that logs nothing,
 // with opts after those two. It fails t if web.New does, and shuts the App,
 // then the executor, down at t's cleanup.
-func NewApp(t testing.TB, opts ...web.Option) *web.App {
+func NewApp(t testing.TB, opts ...web.AppOption) *web.App {
 	t.Helper()
 	e := loom.Virtual()
 	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
-	quiet := web.Logger(slog.New(slog.DiscardHandler))
-	app, err := web.New(append([]web.Option{web.Executor(e), quiet}, opts...)...)
+	quiet := web.WithLogger(slog.New(slog.DiscardHandler))
+	app, err := web.New(append([]web.AppOption{web.WithExecutor(e), quiet}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
