@@ -23,7 +23,7 @@ const headerSlack = 4096
 
 // TestHeaderSizeEdge sends request heads of exactly the header limit and
 // one byte over it, on the std engine, with the App's default limit
-// (DefaultMaxHeaderBytes) and with one set by ConfigureServer: at the limit
+// (DefaultMaxHeaderBytes) and with one set by WithServerConfig: at the limit
 // the handler answers, one byte over net/http answers 431 and the handler
 // never runs.
 func TestHeaderSizeEdge(t *testing.T) {

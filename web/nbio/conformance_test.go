@@ -238,7 +238,7 @@ func echo(w http.ResponseWriter, r *http.Request) error {
 // conformanceApp is an App that echoes every request, with a body limit of
 // 1 MiB.
 func conformanceApp(t *testing.T, e web.Engine) *web.App {
-	app := newApp(t, e, web.BodyLimit(1<<20))
+	app := newApp(t, e, web.WithBodyLimit(1<<20))
 	app.Handle("", "/{path...}", web.HandlerFunc(echo))
 	return app
 }
