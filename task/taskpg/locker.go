@@ -16,10 +16,13 @@
 // occurrence whose holder stopped renewing before finishing it; jobs must
 // then be idempotent.
 //
-// A database that cannot answer (restarting, refusing connections, a
-// connection dropped; see unavailable.go for the exact list) makes Claim
-// and TakeOver return errors wrapping task.ErrUnavailable, which the
-// Scheduler retries; renewals and Done retry by themselves. A claim whose
+// A database that cannot answer makes Claim and TakeOver return errors
+// wrapping task.ErrUnavailable, which the Scheduler retries; renewals and
+// Done retry by themselves. That is a connection refused, dropped or timed
+// out, a server shutting down or starting up (SQLSTATE 57P01 to 57P03,
+// class 08), out of connections or resources (class 53), a serialization
+// or deadlock failure (40001, 40P01), or a read-only standby (25006); any
+// other error is the statement's and is not retried. A claim whose
 // reply was lost after the server applied it is found claimed on retry
 // (task.ErrClaimed): with a Lease nobody renews it, so it is taken over
 // once the lease runs out; without one it does not run.

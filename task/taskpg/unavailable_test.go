@@ -244,6 +244,27 @@ func TestOutageLongerThanGrace(t *testing.T) {
 	}
 }
 
+// TestShutdownDuringOutage: Shutdown ends the runs that wait for the
+// locker at once, without counting their occurrences as missed.
+func TestShutdownDuringOutage(t *testing.T) {
+	c := newCluster(t)
+	base := time.Now().Truncate(period)
+	var r runs
+	in := newInstance(t, c.pool(t), base, "a", 30*time.Second, r.job("a"))
+	c.stop(t)
+	in.clock.Set(base.Add(period))
+	in.waiting(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := in.s.Shutdown(ctx); err != nil {
+		t.Errorf("shutdown: %v; want nil (nothing running)", err)
+	}
+	if info := in.s.Jobs()[0]; info.Missed != 0 || info.Failures != 0 || info.Running != 0 {
+		t.Errorf("after shutdown: %+v; want nothing missed, failed or running", info)
+	}
+	r.check(t)
+}
+
 // TestTakeOverRetried: a dead instance left an occurrence unfinished; the
 // database goes down while the survivor's run is under way, so the
 // take-over that follows the run finds it unavailable. The take-over is
