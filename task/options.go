@@ -8,7 +8,9 @@ import (
 	"github.com/loomrt/loom"
 )
 
-// An Option configures a Scheduler.
+// An Option configures a Scheduler (NewScheduler). Options of one job are
+// JobOptions (Scheduler.Add): a distinct type, so that neither compiles
+// where the other belongs.
 type Option func(*Scheduler)
 
 // WithClock makes the Scheduler read time and make timers through c;
@@ -102,7 +104,7 @@ const (
 // time.
 const MisfireGrace = time.Minute
 
-// A JobOption configures one job.
+// A JobOption configures one job (Scheduler.Add).
 type JobOption func(*jobConfig)
 
 type jobConfig struct {
@@ -114,19 +116,19 @@ type jobConfig struct {
 	err          error
 }
 
-// In computes the job's Cron times in loc; default time.Local.
-func In(loc *time.Location) JobOption {
+// WithLocation computes the job's Cron times in loc; default time.Local.
+func WithLocation(loc *time.Location) JobOption {
 	return func(c *jobConfig) {
 		if loc == nil {
-			c.err = fmt.Errorf("task: In(nil): no time zone")
+			c.err = fmt.Errorf("task: WithLocation(nil): no time zone")
 		}
 		c.loc = loc
 	}
 }
 
-// Zone is In with the IANA name of a time zone ("Europe/Berlin"); an
-// unknown name is an error from Add.
-func Zone(name string) JobOption {
+// WithTimeZone is WithLocation with the IANA name of a time zone
+// ("Europe/Berlin"); an unknown name is an error from Add.
+func WithTimeZone(name string) JobOption {
 	return func(c *jobConfig) {
 		loc, err := time.LoadLocation(name)
 		if err != nil {
@@ -137,16 +139,16 @@ func Zone(name string) JobOption {
 	}
 }
 
-// OnOverlap sets the job's Overlap policy; default SkipIfRunning.
-func OnOverlap(p Overlap) JobOption { return func(c *jobConfig) { c.overlap = p } }
+// WithOverlap sets the job's Overlap policy; default SkipIfRunning.
+func WithOverlap(p Overlap) JobOption { return func(c *jobConfig) { c.overlap = p } }
 
-// OnMisfire sets the job's Misfire policy; default RunOnce.
-func OnMisfire(p Misfire) JobOption { return func(c *jobConfig) { c.misfire = p } }
+// WithMisfire sets the job's Misfire policy; default RunOnce.
+func WithMisfire(p Misfire) JobOption { return func(c *jobConfig) { c.misfire = p } }
 
-// Jitter delays each run by a random duration in [0, d), to spread the load
-// of jobs due at one time; default 0. The occurrence keeps its scheduled
+// WithJitter delays each run by a random duration in [0, d), to spread the
+// load of jobs due at one time; default 0. The occurrence keeps its scheduled
 // time (ScheduledAt, Locker).
-func Jitter(d time.Duration) JobOption { return func(c *jobConfig) { c.jitter = d } }
+func WithJitter(d time.Duration) JobOption { return func(c *jobConfig) { c.jitter = d } }
 
-// InitialDelay lets no occurrence run before d after Add; default 0.
-func InitialDelay(d time.Duration) JobOption { return func(c *jobConfig) { c.initialDelay = d } }
+// WithInitialDelay lets no occurrence run before d after Add; default 0.
+func WithInitialDelay(d time.Duration) JobOption { return func(c *jobConfig) { c.initialDelay = d } }

@@ -75,7 +75,7 @@ func NewScheduler(opts ...Option) (*Scheduler, error) {
 // Add schedules fn under name on trigger, from now on. It returns an error,
 // and schedules nothing, for an empty or duplicate name (ErrDuplicateJob), a
 // nil fn (ErrNilFunc), a bad trigger (ErrCron, ErrInterval), a bad option
-// (an unknown Zone, a negative Jitter or InitialDelay), or after Shutdown
+// (an unknown WithTimeZone, a negative WithJitter or WithInitialDelay), or after Shutdown
 // has begun (loom.ErrClosed).
 //
 // fn gets a context that ends when Shutdown gives up waiting, and that

@@ -113,7 +113,7 @@ func TestCronTrigger(t *testing.T) {
 	c := newFakeClock(epoch)
 	s := newScheduler(t, c)
 	var r recorder
-	if err := s.Add("quarter", task.Cron("*/15 * * * *"), r.run, task.In(time.UTC)); err != nil {
+	if err := s.Add("quarter", task.Cron("*/15 * * * *"), r.run, task.WithLocation(time.UTC)); err != nil {
 		t.Fatal(err)
 	}
 	settle(t, c, s, 1)
@@ -132,7 +132,7 @@ func TestCronInZone(t *testing.T) {
 	c := newFakeClock(epoch)
 	s := newScheduler(t, c)
 	var r recorder
-	if err := s.Add("nine", task.Cron("0 9 * * *"), r.run, task.Zone("Europe/Berlin")); err != nil {
+	if err := s.Add("nine", task.Cron("0 9 * * *"), r.run, task.WithTimeZone("Europe/Berlin")); err != nil {
 		t.Fatal(err)
 	}
 	settle(t, c, s, 1)
@@ -170,7 +170,7 @@ func TestInitialDelayAndAt(t *testing.T) {
 	c := newFakeClock(epoch)
 	s := newScheduler(t, c)
 	var every, once recorder
-	if err := s.Add("delayed", task.Every(time.Minute), every.run, task.InitialDelay(90*time.Second)); err != nil {
+	if err := s.Add("delayed", task.Every(time.Minute), every.run, task.WithInitialDelay(90*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Add("once", task.At(epoch.Add(150*time.Second)), once.run); err != nil {
@@ -216,7 +216,7 @@ func TestOverlap(t *testing.T) {
 				running--
 				mu.Unlock()
 				return nil
-			}, task.OnOverlap(tt.policy))
+			}, task.WithOverlap(tt.policy))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -260,7 +260,7 @@ func TestMisfire(t *testing.T) {
 			c := newFakeClock(epoch)
 			s := newScheduler(t, c)
 			var r recorder
-			if err := s.Add("job", task.Every(tt.every), r.run, task.OnMisfire(tt.policy)); err != nil {
+			if err := s.Add("job", task.Every(tt.every), r.run, task.WithMisfire(tt.policy)); err != nil {
 				t.Fatal(err)
 			}
 			settle(t, c, s, 1)
@@ -287,7 +287,7 @@ func TestMisfireWithinGrace(t *testing.T) {
 	c := newFakeClock(epoch)
 	s := newScheduler(t, c)
 	var r recorder
-	if err := s.Add("hourly", task.Cron("0 * * * *"), r.run, task.OnMisfire(task.Skip), task.In(time.UTC)); err != nil {
+	if err := s.Add("hourly", task.Cron("0 * * * *"), r.run, task.WithMisfire(task.Skip), task.WithLocation(time.UTC)); err != nil {
 		t.Fatal(err)
 	}
 	settle(t, c, s, 1)
@@ -334,7 +334,7 @@ func TestJitterBounds(t *testing.T) {
 		defer mu.Unlock()
 		delays = append(delays, c.Now().Sub(task.ScheduledAt(ctx)))
 		return nil
-	}, task.Jitter(jitter))
+	}, task.WithJitter(jitter))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,12 +501,12 @@ func TestAddRefusesBadInput(t *testing.T) {
 		{"nil function", "a", task.Every(time.Second), nil, nil, task.ErrNilFunc, ""},
 		{"zero interval", "a", task.Every(0), nop, nil, task.ErrInterval, "Every(0s)"},
 		{"negative interval", "a", task.After(-time.Second), nop, nil, task.ErrInterval, "After(-1s)"},
-		{"unknown zone", "a", task.Cron("@daily"), nop, []task.JobOption{task.Zone("Mars/Olympus")}, nil, `"Mars/Olympus"`},
+		{"unknown zone", "a", task.Cron("@daily"), nop, []task.JobOption{task.WithTimeZone("Mars/Olympus")}, nil, `"Mars/Olympus"`},
 		{"duplicate name", "taken", task.Every(time.Second), nop, nil, task.ErrDuplicateJob, `"taken"`},
 		{"empty name", "", task.Every(time.Second), nop, nil, nil, "empty job name"},
 		{"no trigger", "a", task.Trigger{}, nop, nil, nil, "no trigger"},
-		{"negative jitter", "a", task.Every(time.Second), nop, []task.JobOption{task.Jitter(-1)}, nil, "jitter"},
-		{"negative initial delay", "a", task.Every(time.Second), nop, []task.JobOption{task.InitialDelay(-1)}, nil, "initial delay"},
+		{"negative jitter", "a", task.Every(time.Second), nop, []task.JobOption{task.WithJitter(-1)}, nil, "jitter"},
+		{"negative initial delay", "a", task.Every(time.Second), nop, []task.JobOption{task.WithInitialDelay(-1)}, nil, "initial delay"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -535,7 +535,7 @@ func TestJobsListing(t *testing.T) {
 	if err := s.Add("b", task.Every(time.Minute), func(context.Context) error { return errors.New("no") }); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Add("a", task.Cron("@hourly"), func(context.Context) error { return nil }, task.In(time.UTC)); err != nil {
+	if err := s.Add("a", task.Cron("@hourly"), func(context.Context) error { return nil }, task.WithLocation(time.UTC)); err != nil {
 		t.Fatal(err)
 	}
 	settle(t, c, s, 2)
@@ -560,7 +560,7 @@ func TestClockSteppedForward(t *testing.T) {
 	c := newFakeClock(epoch) // 00:00
 	s := newScheduler(t, c)
 	var r recorder
-	if err := s.Add("nightly", task.Cron("0 2 * * *"), r.run, task.In(time.UTC)); err != nil {
+	if err := s.Add("nightly", task.Cron("0 2 * * *"), r.run, task.WithLocation(time.UTC)); err != nil {
 		t.Fatal(err)
 	}
 	settle(t, c, s, 1)
@@ -657,10 +657,10 @@ func TestSchedulerDaylightSaving(t *testing.T) {
 			c := newFakeClock(d.day.Add(-time.Second))
 			s := newScheduler(t, c)
 			var fixed, quarter recorder
-			if err := s.Add("nightly", task.Cron(d.fixed), fixed.run, task.In(ny)); err != nil {
+			if err := s.Add("nightly", task.Cron(d.fixed), fixed.run, task.WithLocation(ny)); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Add("quarter", task.Cron("*/15 * * * *"), quarter.run, task.Zone("America/New_York")); err != nil {
+			if err := s.Add("quarter", task.Cron("*/15 * * * *"), quarter.run, task.WithTimeZone("America/New_York")); err != nil {
 				t.Fatal(err)
 			}
 			settle(t, c, s, 2)

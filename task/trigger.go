@@ -21,7 +21,7 @@ type Trigger struct {
 }
 
 // Cron runs the job at the times the cron expression names (see ParseCron),
-// in the job's time zone (the In option, default time.Local).
+// in the job's time zone (WithLocation, default time.Local).
 func Cron(expr string) Trigger {
 	c, err := ParseCron(expr)
 	return Trigger{kind: "cron", cron: c, err: err}
@@ -40,7 +40,7 @@ func Every(d time.Duration) Trigger {
 }
 
 // After runs the job with a fixed delay, d from the end of one run to the
-// start of the next; the first run is d after Add (or after InitialDelay).
+// start of the next; the first run is d after Add (or after WithInitialDelay).
 // Its times are each instance's own, so a Locker does not apply to it.
 func After(d time.Duration) Trigger {
 	t := Trigger{kind: "after", every: d}

@@ -43,7 +43,7 @@ func TestMetrics(t *testing.T) {
 			panic("oops")
 		}
 		return nil
-	}, task.OnMisfire(task.Skip))
+	}, task.WithMisfire(task.Skip))
 	if err != nil {
 		t.Fatal(err)
 	}
