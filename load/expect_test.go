@@ -39,7 +39,9 @@ func TestParseStatus(t *testing.T) {
 			}
 		}
 	}
-	for _, in := range []string{"", "20", "2000", "6xx", "0xx", "abc", "300-200", "200,", "200-", "099", "600", "0", "-1"} {
+	// "20x" and "2x0" are neither a code nor a class: a class needs both
+	// its last characters to be x.
+	for _, in := range []string{"", "20", "2000", "6xx", "0xx", "abc", "300-200", "200,", "200-", "099", "600", "0", "-1", "20x", "2x0", "2X0"} {
 		if _, err := ParseStatus(in); !errors.Is(err, ErrBadStatus) {
 			t.Errorf("ParseStatus(%q): %v; want ErrBadStatus", in, err)
 		}

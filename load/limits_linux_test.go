@@ -55,3 +55,14 @@ func TestFileDescriptorLimitIsReported(t *testing.T) {
 		t.Errorf("limits %q; want a note that descriptors ran out", res.Limits)
 	}
 }
+
+// TestPlanWithoutAPortRange plans a run where the port range cannot be
+// read (no descriptor is free to open it): no note on ports, whose count
+// is unknown.
+func TestPlanWithoutAPortRange(t *testing.T) {
+	var m machineLimits
+	withoutFreeDescriptors(t, func(uint64) { m.plan(2) })
+	if notes := notesWith(&m, "local ports"); len(notes) != 0 {
+		t.Errorf("plan(2) without a port range: %q; want no port note", notes)
+	}
+}

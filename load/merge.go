@@ -38,7 +38,7 @@ func (r *Result) Merge(o *Result) error {
 	r.Connections += o.Connections
 	r.Rate += o.Rate
 	r.Phases = mergePhases(r.Phases, o.Phases)
-	if o.Start.Before(r.Start) || r.Start.IsZero() {
+	if !o.Start.IsZero() && (o.Start.Before(r.Start) || r.Start.IsZero()) { // a result without a start moves nothing
 		r.Start = o.Start
 	}
 	r.Elapsed = max(r.Elapsed, o.Elapsed)

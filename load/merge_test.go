@@ -126,3 +126,46 @@ func TestMergeRecountsRateAndNon2xx(t *testing.T) {
 		t.Errorf("merged non-2xx %d, rate %g; want 2 (199 and 300), 4 (8 requests in 2 s)", a.Non2xx, a.RequestsPerSec)
 	}
 }
+
+// TestMergeRefusesAnUndecodedHistogram merges a result whose histogram is
+// still text (a Result built by hand, not decoded from JSON), on either
+// side: the latencies would be lost, so Merge refuses.
+func TestMergeRefusesAnUndecodedHistogram(t *testing.T) {
+	text := resultOf(t, []time.Duration{time.Millisecond}).Histogram
+	for _, side := range []string{"receiver", "argument"} {
+		a := resultOf(t, []time.Duration{time.Millisecond})
+		b := resultOf(t, []time.Duration{time.Millisecond})
+		undecoded := &Result{Mode: Closed, Requests: 1, Histogram: text}
+		if side == "receiver" {
+			a = undecoded
+		} else {
+			b = undecoded
+		}
+		if err := a.Merge(b); !errors.Is(err, ErrMerge) {
+			t.Errorf("Merge with an undecoded histogram as the %s: %v; want ErrMerge", side, err)
+		}
+	}
+}
+
+// TestMergeIntoAnEmptyResult sums runs into a zero Result, as a caller
+// adding up several runs does: a result without a histogram merges, and
+// the sum starts when the earliest run started.
+func TestMergeIntoAnEmptyResult(t *testing.T) {
+	early := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	a := resultOf(t, []time.Duration{time.Millisecond})
+	a.Start = early.Add(time.Second)
+	b := resultOf(t, []time.Duration{2 * time.Millisecond})
+	b.Start = early
+	sum := &Result{Mode: Closed}
+	for _, r := range []*Result{a, b, {Mode: Closed}} {
+		if err := sum.Merge(r); err != nil {
+			t.Fatalf("Merge(start %s, histogram %v): %v", r.Start, r.hist != nil, err)
+		}
+	}
+	if !sum.Start.Equal(early) {
+		t.Errorf("merged start %s; want the earliest, %s", sum.Start, early)
+	}
+	if sum.Requests != 2 || sum.Latency.Max != 2*time.Millisecond {
+		t.Errorf("merged requests %d, max %s; want 2, 2ms", sum.Requests, sum.Latency.Max)
+	}
+}
