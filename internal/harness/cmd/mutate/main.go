@@ -8,12 +8,13 @@
 // go build's -overlay. The drop-term mutants and the removed defaults of a
 // package are compiled into one test binary and chosen at run time by the
 // LOOM_MUTANT environment variable (mutant schemata), so a package costs
-// one build for them all; a first run without a mutant records which
-// mutated terms the tests evaluate at all, and a mutant never evaluated is
-// reported NOT COVERED without a run. Widened values sit where only a
-// constant may stand, so each is built on its own. Mutants run one at a
-// time; the command prints one line per mutant and a summary per
-// operator. See docs/testing.md.
+// one build for them all. Each test first runs alone without a mutant and
+// records the mutants it reaches; a mutant then runs only the tests that
+// reach it, and one that no test reaches is reported NOT COVERED without
+// a run. Widened values sit where only a constant may stand, so each is
+// built on its own and runs every test. Mutants run one at a time; the
+// command prints one line per mutant and a summary per operator. See
+// docs/testing.md.
 package main
 
 import (

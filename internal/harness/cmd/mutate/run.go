@@ -60,7 +60,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("mutate", flag.ContinueOnError)
 	fs.SetOutput(out)
 	ops := fs.String("ops", "drop-term,widen", "operators: drop-term, widen (widen-const, widen-default, skip-default), or each by name")
-	timeout := fs.Duration("timeout", 0, "time one mutant's tests may take; 0 means five times the run without a mutant, at least a minute")
+	timeout := fs.Duration("timeout", 0, "time one mutant's tests may take; 0 means five times what the tests that reach it took without a mutant, at least a minute")
 	runRE := fs.String("run", ".", "the tests to run, as go test -run")
 	short := fs.Bool("short", true, "run the tests with -short")
 	list := fs.Bool("list", false, "list the mutants without running them")
@@ -176,27 +176,37 @@ func runPackage(ctx context.Context, dir string, o options, out io.Writer) error
 	if msg, err := compile(ctx, p.abs, overlay, schema); err != nil {
 		return fmt.Errorf("build the schemata: %w\n%s", err, msg)
 	}
-	trace := filepath.Join(tmp, "trace")
-	start := time.Now()
+	// Each test alone, without a mutant, records the mutants it reaches;
+	// a mutant then runs only the tests that reach it.
+	names, err := listTests(ctx, p.abs, schema, o.run)
+	if err != nil {
+		return err
+	}
 	first := o
 	if first.timeout == 0 {
 		first.timeout = 30 * time.Minute
 	}
-	res := p.test(ctx, schema, overlay, []string{envTrace + "=" + trace}, first)
-	base := time.Since(start)
-	if res.status != Lived {
-		return fmt.Errorf("%w (%s)\n%s", errBaseline, res.status, res.output)
+	reach := map[int][]string{} // mutant → the tests that reach it
+	took := map[string]time.Duration{}
+	var base time.Duration
+	for i, name := range names {
+		trace := filepath.Join(tmp, fmt.Sprintf("trace-%d", i))
+		first.run = "^" + regexp.QuoteMeta(name) + "$"
+		res := p.test(ctx, schema, overlay, []string{envTrace + "=" + trace}, first)
+		if res.status != Lived {
+			return fmt.Errorf("%w: %s %s\n%s", errBaseline, name, res.status, res.output)
+		}
+		took[name] = res.took
+		base += res.took
+		seen, err := readTrace(trace)
+		if err != nil {
+			return err
+		}
+		for id := range seen {
+			reach[id] = append(reach[id], name)
+		}
 	}
-	timeout := o.timeout
-	if timeout == 0 {
-		timeout = max(5*base, time.Minute)
-	}
-	o.timeout = timeout
-	covered, err := readTrace(trace)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "%s: %d mutants; tests without a mutant took %s, timeout %s\n", p.dir, len(todo), base.Round(100*time.Millisecond), timeout)
+	fmt.Fprintf(out, "%s: %d mutants, %d tests; the tests without a mutant took %s\n", p.dir, len(todo), len(names), base.Round(100*time.Millisecond))
 
 	counts := map[Operator]map[Status]int{}
 	for _, m := range todo {
@@ -205,12 +215,25 @@ func runPackage(ctx context.Context, dir string, o options, out io.Writer) error
 		}
 		var r result
 		switch {
-		case m.Switchable && !covered[m.ID]:
+		case m.Switchable && len(reach[m.ID]) == 0:
 			r = result{status: NotCovered}
 		case m.Switchable:
-			r = p.test(ctx, schema, overlay, []string{fmt.Sprintf("%s=%d", envMutant, m.ID)}, o)
+			mo := o
+			mo.run = "^(" + strings.Join(quoteAll(reach[m.ID]), "|") + ")$"
+			if mo.timeout == 0 {
+				var d time.Duration
+				for _, name := range reach[m.ID] {
+					d += took[name]
+				}
+				mo.timeout = max(5*d, time.Minute)
+			}
+			r = p.test(ctx, schema, overlay, []string{fmt.Sprintf("%s=%d", envMutant, m.ID)}, mo)
 		default:
-			r = p.single(ctx, tmp, m, o)
+			mo := o
+			if mo.timeout == 0 {
+				mo.timeout = max(5*base, time.Minute)
+			}
+			r = p.single(ctx, tmp, m, mo)
 		}
 		if counts[m.Op] == nil {
 			counts[m.Op] = map[Status]int{}
@@ -321,6 +344,32 @@ func loomMutateOn(id int) bool {
 	return id == loomMutateID
 }
 `
+
+// listTests lists the tests, examples and fuzz targets of a test binary
+// that match run.
+func listTests(ctx context.Context, dir, bin, run string) ([]string, error) {
+	cmd := exec.CommandContext(ctx, bin, "-test.list="+run)
+	cmd.Dir = dir
+	b, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("list the tests: %w", err)
+	}
+	var names []string
+	for _, l := range strings.Fields(string(b)) {
+		if strings.HasPrefix(l, "Test") || strings.HasPrefix(l, "Example") || strings.HasPrefix(l, "Fuzz") {
+			names = append(names, l)
+		}
+	}
+	return names, nil
+}
+
+func quoteAll(names []string) []string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = regexp.QuoteMeta(n)
+	}
+	return q
+}
 
 func readTrace(path string) (map[int]bool, error) {
 	b, err := os.ReadFile(path)
