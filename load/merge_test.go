@@ -157,7 +157,8 @@ func TestMergeIntoAnEmptyResult(t *testing.T) {
 	b := resultOf(t, []time.Duration{2 * time.Millisecond})
 	b.Start = early
 	sum := &Result{Mode: Closed}
-	for _, r := range []*Result{a, b, {Mode: Closed}} {
+	// The earliest first: a later run must not move the start again.
+	for _, r := range []*Result{b, a, {Mode: Closed}} {
 		if err := sum.Merge(r); err != nil {
 			t.Fatalf("Merge(start %s, histogram %v): %v", r.Start, r.hist != nil, err)
 		}

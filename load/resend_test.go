@@ -17,6 +17,18 @@ import (
 // response. It counts every request it read, answered or not.
 func dropServer(t *testing.T, answered int) (url string, seen *atomic.Int64) {
 	t.Helper()
+	return closingServer(t, answered, false)
+}
+
+// resetServer is dropServer with a reset (RST) instead of a FIN: it sets
+// no linger before closing.
+func resetServer(t *testing.T, answered int) (url string, seen *atomic.Int64) {
+	t.Helper()
+	return closingServer(t, answered, true)
+}
+
+func closingServer(t *testing.T, answered int, reset bool) (url string, seen *atomic.Int64) {
+	t.Helper()
 	seen = new(atomic.Int64)
 	url = tcpServer(t, func(c net.Conn) {
 		br := bufio.NewReader(c)
@@ -30,6 +42,9 @@ func dropServer(t *testing.T, answered int) (url string, seen *atomic.Int64) {
 			}
 			seen.Add(1)
 			if n == answered {
+				if reset {
+					_ = c.(*net.TCPConn).SetLinger(0)
+				}
 				return // closes: the request goes unanswered
 			}
 			body := "ok"
@@ -142,5 +157,30 @@ func TestReplayable(t *testing.T) {
 		if got := replayable(tc.method, tc.header); got != tc.want {
 			t.Errorf("replayable(%q, %v) = %t; want %t", tc.method, tc.header, got, tc.want)
 		}
+	}
+}
+
+// TestResetConnection has the server reset the connection instead of
+// closing it: on a reused connection a GET goes again, as after a close,
+// and a POST counts as reset; on a new one, each request counts as reset.
+func TestResetConnection(t *testing.T) {
+	for _, tc := range []struct {
+		method   string
+		answered int
+		requests int64
+		served   int64
+		reset    int64
+	}{
+		{"GET", 1, 2, 2, 0},
+		{"POST", 1, 2, 1, 1},
+		{"GET", 0, 3, 0, 3},
+	} {
+		t.Run(fmt.Sprintf("%s_after_%d", tc.method, tc.answered), func(t *testing.T) {
+			url, _ := resetServer(t, tc.answered)
+			res := mustRun(t, Config{Targets: []Target{{Method: tc.method, URL: url}}, Requests: tc.requests})
+			if res.Requests != tc.served || res.Errors.Reset != tc.reset || res.Errors.Total() != tc.reset {
+				t.Errorf("served %d, errors %+v; want %d served, %d reset, no other error", res.Requests, res.Errors, tc.served, tc.reset)
+			}
+		})
 	}
 }
