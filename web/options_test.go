@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"go/ast"
 	"go/importer"
@@ -9,10 +10,15 @@ import (
 	"go/token"
 	"go/types"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"testing/fstest"
+
+	"github.com/loomrt/loom"
+	"github.com/loomrt/loom/web"
 )
 
 // TestOptionsCompileWhereTheyFit type-checks calls against the compiled web
@@ -107,5 +113,31 @@ func _(app *web.App, h web.HandlerFunc, e loom.Executor, jsonFn func(*http.Reque
 		conf := types.Config{Importer: imp}
 		_, err = conf.Check("p", fset, []*ast.File{f}, nil)
 		return err
+	}
+}
+
+// TestNilOptionsAreIgnored checks that a nil option, at every place options
+// are taken, changes nothing instead of panicking, so that a caller can
+// leave an optional option unset.
+func TestNilOptionsAreIgnored(t *testing.T) {
+	app, err := web.New(nil, web.WithExecutor(loom.Virtual()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Shutdown(context.Background())
+	app.Group("/g", nil).Get("/x", text("x"), nil)
+	app.Static("/s/", fstest.MapFS{"a": {Data: []byte("a")}}, nil)
+	app.Get("/f/{path...}", web.Files(fstest.MapFS{"b": {Data: []byte("b")}}, "path", nil))
+	app.Post("/j", web.JSON(func(_ *http.Request, in struct{ N int }) (int, error) { return in.N, nil }, nil))
+	for _, tt := range []struct{ method, path, body, want string }{
+		{"GET", "/g/x", "", "x"},
+		{"GET", "/s/a", "", "a"},
+		{"GET", "/f/b", "", "b"},
+		{"POST", "/j", `{"N": 7}`, "7\n"},
+	} {
+		rec := do(t, app, tt.method, tt.path, tt.body)
+		if rec.Code != http.StatusOK || rec.Body.String() != tt.want {
+			t.Errorf("%s %s: got %d %q; want 200 %q", tt.method, tt.path, rec.Code, rec.Body.String(), tt.want)
+		}
 	}
 }
