@@ -442,3 +442,82 @@ func TestBodyLimitPerRoute(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedBodyClosesTheConnection checks that a 413 and a 408, whose
+// body may still be arriving, end the connection, and that another error
+// status does not. (handler.go, writeStatus.)
+func TestRefusedBodyClosesTheConnection(t *testing.T) {
+	app := newApp(t, web.WithBodyLimit(10))
+	app.Post("/", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.Copy(io.Discard, r.Body)
+		return err
+	})
+	app.Get("/timeout", func(w http.ResponseWriter, r *http.Request) error {
+		return &web.Error{Status: http.StatusRequestTimeout}
+	})
+	url, _ := serveApp(t, app)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	for _, tt := range []struct {
+		method, path, body string
+		status             int
+		closes             bool
+	}{
+		{"POST", "/", strings.Repeat("x", 11), 413, true},
+		{"GET", "/timeout", "", 408, true},
+		{"GET", "/missing", "", 404, false},
+		{"POST", "/", strings.Repeat("x", 10), 200, false},
+	} {
+		req, err := http.NewRequest(tt.method, url+tt.path, strings.NewReader(tt.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || resp.Close != tt.closes {
+			t.Errorf("%s %s: got %d, Connection: close %t; want %d, %t", tt.method, tt.path, resp.StatusCode, resp.Close, tt.status, tt.closes)
+		}
+	}
+}
+
+// TestBodyTimeoutZeroSetsNoDeadline checks that WithBodyTimeout(0), for the App
+// and for a route, means no deadline on a real connection: a body sent in
+// two parts with a pause between them is read whole. (body.go, wrapBody and
+// arm: timeout > 0.)
+func TestBodyTimeoutZeroSetsNoDeadline(t *testing.T) {
+	app := newApp(t, web.WithBodyTimeout(0))
+	echo := func(w http.ResponseWriter, r *http.Request) error {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	app.Post("/app", echo)
+	app.Post("/route", echo, web.WithBodyTimeout(0), web.WithBodyLimit(100))
+	url, _ := serveApp(t, app)
+	for _, path := range []string{"/app", "/route"} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.WriteString(conn, "POST "+path+" HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Length: 4\r\n\r\nab"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // the handler is reading by now, or soon
+		if _, err := io.WriteString(conn, "cd"); err != nil {
+			t.Fatal(err)
+		}
+		reply, _ := io.ReadAll(conn)
+		conn.Close()
+		if !strings.HasPrefix(string(reply), "HTTP/1.1 200") || !strings.HasSuffix(string(reply), "abcd") {
+			t.Errorf("POST %s in two parts with WithBodyTimeout(0): got %q; want 200 and abcd", path, reply)
+		}
+	}
+}

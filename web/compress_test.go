@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bytes"
 	"compress/flate"
 	"compress/gzip"
 	"io"
@@ -130,6 +131,193 @@ func TestCompressConcurrent(t *testing.T) {
 	for range 16 {
 		if e := <-errs; e != "" {
 			t.Error(e)
+		}
+	}
+}
+
+// TestCompressEdges: Compress at its edges. A body of exactly
+// MinCompressSize is compressed and one byte less is not; a weight of
+// exactly 1 accepts an encoding and a refused one does not fall back to
+// "*"; a handler that sends its 200 before the body still gets it
+// compressed; a 206 (a range of a file) never is.
+func TestCompressEdges(t *testing.T) {
+	app := newApp(t)
+	body := func(n int) string { return strings.Repeat("a", n) }
+	app.Get("/min", text(body(web.MinCompressSize)), web.WithDecorators(web.Compress))
+	app.Get("/below", text(body(web.MinCompressSize-1)), web.WithDecorators(web.Compress))
+	app.Get("/in-pieces", func(w http.ResponseWriter, r *http.Request) error {
+		_, _ = io.WriteString(w, body(web.MinCompressSize-1))
+		_, err := io.WriteString(w, "a") // the byte that reaches the size
+		return err
+	}, web.WithDecorators(web.Compress))
+	app.Get("/status-first", func(w http.ResponseWriter, r *http.Request) error {
+		w.WriteHeader(http.StatusOK)
+		_, err := io.WriteString(w, body(4*web.MinCompressSize))
+		return err
+	}, web.WithDecorators(web.Compress))
+	app.Get("/partial", func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Content-Range", "bytes 0-4095/10000")
+		w.WriteHeader(http.StatusPartialContent)
+		_, err := io.WriteString(w, body(4*web.MinCompressSize))
+		return err
+	}, web.WithDecorators(web.Compress))
+
+	tests := []struct {
+		target, accept string
+		status         int
+		encoding       string
+	}{
+		{"/min", "gzip", 200, "gzip"},
+		{"/below", "gzip", 200, ""},
+		{"/in-pieces", "gzip", 200, "gzip"},
+		{"/min", "gzip;q=1", 200, "gzip"},
+		{"/min", "deflate;q=1", 200, "deflate"},
+		{"/min", "gzip;q=0, deflate;q=0, *", 200, ""},
+		{"/min", "deflate;q=0, gzip;q=0, *;q=0.5", 200, ""},
+		{"/status-first", "gzip", 200, "gzip"},
+		{"/partial", "gzip", 206, ""},
+	}
+	for _, tt := range tests {
+		req := httptest.NewRequest(http.MethodGet, tt.target, nil)
+		req.Header.Set("Accept-Encoding", tt.accept)
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, req)
+		// The header as sent: a recorder's Header() would show later changes too.
+		if got := rec.Result().Header.Get("Content-Encoding"); rec.Code != tt.status || got != tt.encoding {
+			t.Errorf("GET %s (Accept-Encoding %q): got %d, encoding %q; want %d, %q", tt.target, tt.accept, rec.Code, got, tt.status, tt.encoding)
+		}
+		if got := decoded(t, rec); len(got) < web.MinCompressSize-1 || strings.Trim(got, "a") != "" {
+			t.Errorf("GET %s (Accept-Encoding %q): %d bytes after decoding, not all the handler's; want the whole body", tt.target, tt.accept, len(got))
+		}
+	}
+}
+
+// decoded returns the body of rec decoded as its Content-Encoding says.
+func decoded(t *testing.T, rec *httptest.ResponseRecorder) string {
+	t.Helper()
+	var r io.Reader = bytes.NewReader(rec.Body.Bytes())
+	switch enc := rec.Result().Header.Get("Content-Encoding"); enc {
+	case "gzip":
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			t.Fatalf("gzip: %v", err)
+		}
+		r = zr
+	case "deflate":
+		r = flate.NewReader(r)
+	case "":
+	default:
+		t.Fatalf("unexpected Content-Encoding %q", enc)
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("decoding the body: %v", err)
+	}
+	return string(b)
+}
+
+// TestCompressETagAndSilence: a compressed response's strong ETag becomes
+// weak (the bytes differ from the resource's) and a weak one or none is left
+// as it is; a handler that writes nothing leaves the response to whatever
+// wraps Compress, which may still set its status.
+func TestCompressETagAndSilence(t *testing.T) {
+	app := newApp(t)
+	big := strings.Repeat("b", 2*web.MinCompressSize)
+	withETag := func(etag string) web.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) error {
+			if etag != "" {
+				w.Header().Set("ETag", etag)
+			}
+			_, err := io.WriteString(w, big)
+			return err
+		}
+	}
+	app.Get("/strong", withETag(`"v1"`), web.WithDecorators(web.Compress))
+	app.Get("/weak", withETag(`W/"v1"`), web.WithDecorators(web.Compress))
+	app.Get("/none", withETag(""), web.WithDecorators(web.Compress))
+	// fallback answers 404 for a handler that sent nothing.
+	fallback := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			tw := &sentTracker{ResponseWriter: w}
+			next.ServeHTTP(tw, r)
+			if !tw.sent {
+				http.Error(w, "nothing here", http.StatusNotFound)
+			}
+		})
+	}
+	app.Get("/silent", func(w http.ResponseWriter, r *http.Request) error { return nil }, web.WithDecorators(fallback, web.Compress))
+
+	for _, tt := range []struct{ target, etag string }{{"/strong", `W/"v1"`}, {"/weak", `W/"v1"`}, {"/none", ""}} {
+		req := httptest.NewRequest(http.MethodGet, tt.target, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, req)
+		h := rec.Result().Header
+		if h.Get("Content-Encoding") != "gzip" || h.Get("ETag") != tt.etag || len(h.Values("ETag")) > 1 {
+			t.Errorf("GET %s: Content-Encoding %q, ETag %q; want gzip, %q", tt.target, h.Get("Content-Encoding"), h.Values("ETag"), tt.etag)
+		}
+		if got := decoded(t, rec); got != big {
+			t.Errorf("GET %s: %d bytes after decoding; want the %d written", tt.target, len(got), len(big))
+		}
+	}
+	req := httptest.NewRequest(http.MethodGet, "/silent", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	rec := httptest.NewRecorder()
+	app.ServeHTTP(rec, req)
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("GET /silent under Compress, inside a decorator that answers 404 when nothing was sent: got %d; want 404", rec.Code)
+	}
+}
+
+// sentTracker notes whether anything was sent through it.
+type sentTracker struct {
+	http.ResponseWriter
+	sent bool
+}
+
+func (w *sentTracker) WriteHeader(status int) {
+	w.sent = true
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *sentTracker) Write(p []byte) (int, error) {
+	w.sent = true
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *sentTracker) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// TestCompressFlush: a response flushed before Compress decided (less than
+// MinCompressSize written) is sent as is, one that reached MinCompressSize
+// before the flush is compressed; either way the client gets the whole
+// body.
+func TestCompressFlush(t *testing.T) {
+	app := newApp(t)
+	flushAfter := func(n int) web.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) error {
+			_, _ = io.WriteString(w, strings.Repeat("a", n))
+			if err := http.NewResponseController(w).Flush(); err != nil {
+				return err
+			}
+			_, err := io.WriteString(w, strings.Repeat("a", 2*web.MinCompressSize))
+			return err
+		}
+	}
+	app.Get("/small", flushAfter(10), web.WithDecorators(web.Compress))
+	app.Get("/min", flushAfter(web.MinCompressSize), web.WithDecorators(web.Compress))
+	for _, tt := range []struct {
+		target, encoding string
+		size             int
+	}{{"/small", "", 10 + 2*web.MinCompressSize}, {"/min", "gzip", 3 * web.MinCompressSize}} {
+		req := httptest.NewRequest(http.MethodGet, tt.target, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, req)
+		if got := rec.Result().Header.Get("Content-Encoding"); got != tt.encoding {
+			t.Errorf("GET %s: Content-Encoding %q; want %q", tt.target, got, tt.encoding)
+		}
+		if got := decoded(t, rec); len(got) != tt.size {
+			t.Errorf("GET %s: %d bytes after decoding; want %d", tt.target, len(got), tt.size)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -223,6 +224,123 @@ func TestPanicInADecoratorIsA500(t *testing.T) {
 			if !strings.Contains(logs.String(), "decorator bug") {
 				t.Errorf("%s, observed %v: log lacks the panic:\n%s", tt.name, observed, logs.String())
 			}
+		}
+	}
+}
+
+// TestErrorText checks *Error's text: the message, then the wrapped
+// error's text unless it says the same. (error.go, Error.)
+func TestErrorText(t *testing.T) {
+	tests := []struct {
+		err  *web.Error
+		want string
+	}{
+		{&web.Error{Status: 400, Message: "bad name"}, "bad name"},
+		{&web.Error{Status: 400, Message: "bad name", Err: errors.New("too long")}, "bad name: too long"},
+		{&web.Error{Status: 400, Message: "bad name", Err: errors.New("bad name")}, "bad name"},
+	}
+	for _, tt := range tests {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("%#v.Error(): got %q; want %q", tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestServerErrorsAreLoggedFromStatus500 checks the edge of the Error-level
+// log line: a returned *Error of 500 is logged as an error, one of 499 is
+// not. (handler.go, status >= 500.)
+func TestServerErrorsAreLoggedFromStatus500(t *testing.T) {
+	for _, tt := range []struct {
+		status int
+		logged bool
+	}{
+		{http.StatusInternalServerError, true},
+		{http.StatusInternalServerError - 1, false},
+	} {
+		var logs logBuffer
+		app := newApp(t, logs.logger())
+		app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+			return &web.Error{Status: tt.status, Message: "m"}
+		})
+		do(t, app, "GET", "/", "")
+		if got := strings.Contains(logs.String(), "level=ERROR"); got != tt.logged {
+			t.Errorf("handler returned a %d: logged at Error %t; want %t\n%s", tt.status, got, tt.logged, logs.String())
+		}
+	}
+}
+
+// TestClientGoneIsNotAnError has a handler fail with its request's context
+// error after the client left, as a database query does: nothing is logged
+// at Error level, the access log and observers see 499, and a debug line
+// says what happened.
+func TestClientGoneIsNotAnError(t *testing.T) {
+	var logs logBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	app := newApp(t, web.WithLogger(logger), web.WithAccessLog())
+	var observed recorder
+	app.Observe(&observed)
+	entered := make(chan struct{})
+	app.Get("/todos", func(w http.ResponseWriter, r *http.Request) error {
+		close(entered)
+		<-r.Context().Done() // a query waiting on the database
+		return fmt.Errorf("list todos: %w", r.Context().Err())
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	req := httptest.NewRequest("GET", "/todos", nil).WithContext(ctx)
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		app.ServeHTTP(rec, req)
+	}()
+	<-entered
+	cancel()
+	<-done
+	log := logs.String()
+	if strings.Contains(log, "level=ERROR") {
+		t.Errorf("a client that left was logged as an error:\n%s", log)
+	}
+	for _, want := range []string{"level=DEBUG", "list todos: context canceled", "status=499"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	if got := observed.last().Status; got != web.StatusClientClosed {
+		t.Errorf("observed status %d; want %d", got, web.StatusClientClosed)
+	}
+	if rec.Body.Len() != 0 {
+		t.Errorf("wrote %q to a client that had gone; want nothing", rec.Body.String())
+	}
+
+	// The same error while the client is still there is a server error.
+	logs.buf.Reset()
+	app.Get("/own", func(w http.ResponseWriter, r *http.Request) error {
+		return fmt.Errorf("list todos: %w", context.Canceled)
+	})
+	if rec := do(t, app, "GET", "/own", ""); rec.Code != 500 || !strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("context.Canceled of the handler's own: got %d, log:\n%s; want 500 and an ERROR line", rec.Code, logs.String())
+	}
+}
+
+// recorder is an Observer that keeps the responses it is told about.
+type recorder struct {
+	responses chan web.Response
+}
+
+func (o *recorder) Observe(r *http.Request, resp web.Response) {
+	if o.responses == nil {
+		o.responses = make(chan web.Response, 16)
+	}
+	o.responses <- resp
+}
+
+func (o *recorder) last() web.Response {
+	var last web.Response
+	for {
+		select {
+		case last = <-o.responses:
+		default:
+			return last
 		}
 	}
 }

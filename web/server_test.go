@@ -2,7 +2,9 @@ package web_test
 
 import (
 	"context"
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -150,5 +152,20 @@ func TestPprof(t *testing.T) {
 	}
 	if rec := do(t, newApp(t), "GET", "/debug/pprof/", ""); rec.Code != 404 {
 		t.Errorf("pprof without the option: got %d; want 404", rec.Code)
+	}
+}
+
+// TestServeReportsTheAppsShutdown has Serve give up on a handler that
+// outlives the grace, on an executor the App made: Serve's error carries
+// the App's Shutdown error (the executor abandoned the task), not only the
+// HTTP server's. (server.go, Serve's a.Shutdown.)
+func TestServeReportsTheAppsShutdown(t *testing.T) {
+	app, err := web.New(web.WithShutdownGrace(50*time.Millisecond), web.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = stopWithAStuckRequest(t, app)
+	if !errors.Is(err, loom.ErrAbandoned) {
+		t.Errorf("Serve with a handler past the grace: got %v; want an error matching loom.ErrAbandoned", err)
 	}
 }

@@ -194,3 +194,116 @@ func TestFilesWithNamedWildcard(t *testing.T) {
 		t.Errorf("got %d %q; want 200 y", rec.Code, rec.Body.String())
 	}
 }
+
+// TestStaticRefusesNUL checks the guard itself: the MapFS holds a name with
+// a NUL byte (fs.ValidPath allows it), so without the guard it is served.
+// From a directory, os.Root refuses such a name with EINVAL, which was a 500
+// and an ERROR line; now both are a 404.
+func TestStaticRefusesNUL(t *testing.T) {
+	var logs logBuffer
+	app := newApp(t, logs.logger())
+	app.Static("/map/", fstest.MapFS{
+		"index.html\x00":     {Data: []byte("nul name")},
+		"index.html":         {Data: []byte("home")},
+		"dir\x00/index.html": {Data: []byte("nul dir")},
+	})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("home"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	app.Static("/dir/", root.FS())
+	srv := httptest.NewServer(app)
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+
+	tests := []struct {
+		target string
+		status int
+	}{
+		{"/map/index.html", 200},
+		{"/map/index.html%00", 404},
+		{"/map/dir%00/index.html", 404},
+		{"/map/dir%00/", 404},
+		{"/dir/index.html", 200},
+		{"/dir/index.html%00", 404},
+		{"/dir/%00", 404},
+	}
+	for _, tt := range tests {
+		if status, _, body := rawGet(t, addr, tt.target); status != tt.status {
+			t.Errorf("GET %s: got %d %q; want %d", tt.target, status, body, tt.status)
+		}
+	}
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("a NUL in a path was logged as an error:\n%s", logs.String())
+	}
+}
+
+// TestStaticRefusesDotfiles checks that names with an element that begins
+// with "." are refused by default, at the root and nested, from a directory
+// and from Files, and served with WithDotfiles.
+func TestStaticRefusesDotfiles(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		".env":                  "SECRET=1",
+		".git/config":           "[core]",
+		".well-known/security":  "contact",
+		"docs/.hidden":          "hidden",
+		"docs/.private/a.txt":   "private",
+		"ok.txt":                "ok",
+		"docs/file.with.dot.js": "dots",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	app := newApp(t)
+	app.Static("/s/", root.FS())
+	app.Static("/open/", root.FS(), web.WithDotfiles())
+	app.Group("/g", web.WithDotfiles()).Static("/open/", root.FS())
+	app.Get("/files/{name...}", web.Files(root.FS(), "name"))
+	app.Get("/openfiles/{name...}", web.Files(root.FS(), "name", web.WithDotfiles()))
+	srv := httptest.NewServer(app)
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+
+	tests := []struct {
+		path   string
+		hidden bool // refused unless dotfiles are allowed
+		body   string
+	}{
+		{".env", true, "SECRET=1"},
+		{".git/config", true, "[core]"},
+		{".well-known/security", true, "contact"},
+		{"docs/.hidden", true, "hidden"},
+		{"docs/.private/a.txt", true, "private"},
+		{"%2eenv", true, "SECRET=1"},
+		{"ok.txt", false, "ok"},
+		{"docs/file.with.dot.js", false, "dots"},
+	}
+	for _, tt := range tests {
+		for _, prefix := range []string{"/s/", "/files/", "/open/", "/g/open/", "/openfiles/"} {
+			allowed := strings.Contains(prefix, "open")
+			status, _, body := rawGet(t, addr, prefix+tt.path)
+			switch {
+			case tt.hidden && !allowed && status != 404:
+				t.Errorf("GET %s%s: got %d %q; want 404", prefix, tt.path, status, body)
+			case (!tt.hidden || allowed) && (status != 200 || body != tt.body):
+				t.Errorf("GET %s%s: got %d %q; want 200 %q", prefix, tt.path, status, body, tt.body)
+			}
+		}
+	}
+}
