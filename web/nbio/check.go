@@ -69,11 +69,15 @@ func parseRequestLine(line []byte) (rl requestLine, status int, why string) {
 		return rl, 400, "malformed request line"
 	}
 	rl.major, rl.minor = int(version[5]-'0'), int(version[7]-'0')
-	if rl.major != 1 {
-		return rl, 505, "unsupported protocol version"
-	}
 	rl.method, rl.target = string(line[:sp]), string(rest[:end])
 	return rl, 0, ""
+}
+
+// supported reports whether net/http serves a request of this version:
+// HTTP/1.x, and the HTTP/2 connection preface, PRI * HTTP/2.0 (RFC 9113
+// §3.4), which it hands to the handler.
+func supported(method, target string, major, minor int) bool {
+	return major == 1 || major == 2 && minor == 0 && method == "PRI" && target == "*"
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
@@ -147,31 +151,44 @@ type requestCheck struct {
 	lineRead     bool        // the engine has read and checked it
 	standIn      bool        // the parser was handed a stand-in line
 	method       string
+	target       string
 	major, minor int
 	hosts        int    // Host fields
 	hasLength    bool   // a Content-Length field
 	length       string // its value
 	expect       string // the first Expect field's value
+	headersDone  bool   // the header section has ended
 	// last: the connection closes after this request (RFC 9112 §6.1).
 	last bool
-	// The refusal: its status, 0 for none, and why. atOnce marks one that
-	// net/http finds while it reads the field lines (a control byte in a
-	// value), before any of nbio's parser's: those about framing and Host
-	// come after nbio's (an unknown transfer coding: 501).
+	// The refusal: its status, 0 for none, why, and its rank: where
+	// net/http finds it, which decides which of two it answers.
 	status int
 	why    string
-	atOnce bool
+	rank   rank
 }
 
-func (r *requestCheck) refuse(status int, why string) {
-	if r.status == 0 {
-		r.status, r.why = status, why
-	}
-}
+// rank orders refusals as net/http finds them: field lines it cannot read
+// first, then (after nbio's parser's own: an unknown transfer coding, 501)
+// the body's length, the version, Host, a space in a field name, Expect,
+// and, last, in the handler,
+// Transfer-Encoding in HTTP/1.0.
+type rank uint8
 
-func (r *requestCheck) refuseAtOnce(status int, why string) {
-	if !r.atOnce {
-		r.status, r.why, r.atOnce = status, why, true
+const (
+	rankFieldLine rank = iota + 1
+	rankLength
+	rankVersion
+	rankHost
+	rankFieldName
+	rankExpect
+	rankHTTP10
+)
+
+// refuse records a refusal, unless one that net/http would find first is
+// recorded already.
+func (r *requestCheck) refuse(k rank, status int, why string) {
+	if r.status == 0 || k < r.rank {
+		r.status, r.why, r.rank = status, why, k
 	}
 }
 
@@ -184,13 +201,11 @@ func (r *requestCheck) headersEnd(chunked bool, length int) (sendContinue bool) 
 	http11 := r.major == 1 && r.minor >= 1
 	switch {
 	case http11 && r.hosts == 0 && r.method != "CONNECT":
-		r.refuse(400, "missing required Host header")
-	case r.hosts > 1:
-		r.refuse(400, "too many Host headers")
+		r.refuse(rankHost, 400, "missing required Host header")
 	case chunked && !http11:
 		// net/http ignores it and frames the body by its length; a proxy
 		// may not have (RFC 9112 §6.1: the framing is faulty).
-		r.refuse(400, "Transfer-Encoding in HTTP/1.0")
+		r.refuse(rankHTTP10, 400, "Transfer-Encoding in HTTP/1.0")
 	}
 	r.last = chunked && r.hasLength
 	switch {
@@ -198,7 +213,7 @@ func (r *requestCheck) headersEnd(chunked bool, length int) (sendContinue bool) 
 	case hasToken(r.expect, "100-continue"):
 		return http11 && (chunked || length > 0) && r.status == 0
 	default:
-		r.refuse(417, "unsupported Expect")
+		r.refuse(rankExpect, 417, "unsupported Expect")
 	}
 	return false
 }

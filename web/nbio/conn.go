@@ -58,7 +58,10 @@ type connState struct {
 	tooBig  bool // its declared body is over the App's largest limit
 	req     requestCheck
 	line    []byte // a request line that came in parts, so far
-	standIn []byte // the line handed to the parser in its place
+	// skipLineEnds: how many CRs and LFs before the next request are
+	// skipped.
+	skipLineEnds int
+	standIn      []byte // the line handed to the parser in its place
 	// readEnd: what the parser is being fed ends with an empty line, for
 	// its callbacks.
 	readEnd bool
@@ -155,9 +158,13 @@ func (p *processor) OnMethod(parser *nbhttp.Parser, method string) {
 }
 
 func (p *processor) OnURL(parser *nbhttp.Parser, uri string) error {
+	if p.st.phase == phaseDone {
+		return errAfterLast // the parser stops here
+	}
 	if p.st.req.standIn {
 		uri = p.st.req.line.target
 	}
+	p.st.req.target = uri
 	return p.Processor.OnURL(parser, uri)
 }
 
@@ -167,8 +174,8 @@ func (p *processor) OnProto(parser *nbhttp.Parser, proto string) error {
 	}
 	r := &p.st.req
 	r.major, r.minor, _ = http.ParseHTTPVersion(proto)
-	if r.major != 1 {
-		r.refuse(505, "unsupported protocol version")
+	if !supported(r.method, r.target, r.major, r.minor) {
+		r.refuse(rankVersion, 505, "unsupported protocol version")
 	}
 	return nil
 }
@@ -179,21 +186,24 @@ func (p *processor) OnHeader(parser *nbhttp.Parser, key, value string) {
 	st := p.st
 	value = trimOWS(value)
 	if !validFieldValue(value) {
-		st.req.refuseAtOnce(400, "invalid header value")
+		st.req.refuse(rankFieldLine, 400, "invalid header value")
 	}
 	switch key {
 	case "Host":
 		st.req.hosts++
-		if !validHost(value) {
-			st.req.refuse(400, "malformed Host header")
+		switch {
+		case st.req.hosts > 1:
+			st.req.refuse(rankFieldLine, 400, "too many Host headers")
+		case !validHost(value):
+			st.req.refuse(rankHost, 400, "malformed Host header")
 		}
 	case "Content-Length":
 		r := &st.req
 		switch {
 		case !validLength(value):
-			r.refuse(400, "bad Content-Length")
+			r.refuse(rankLength, 400, "bad Content-Length")
 		case r.hasLength && value != r.length:
-			r.refuse(400, "multiple Content-Length headers")
+			r.refuse(rankLength, 400, "multiple Content-Length headers")
 		}
 		r.hasLength, r.length = true, value
 	case "Transfer-Encoding":
@@ -235,6 +245,7 @@ func (p *processor) OnComplete(parser *nbhttp.Parser) {
 // counts it, or, without a body, ends the request's timeouts.
 func (st *connState) headersRead(length int) {
 	s := st.srv
+	st.req.headersDone = true
 	sendContinue := st.req.headersEnd(st.chunked, length)
 	switch {
 	case st.chunked:
@@ -267,6 +278,13 @@ func (st *connState) completed() {
 		st.phase = phaseBlind
 	} else {
 		st.phase = phaseIdle
+	}
+	st.skipLineEnds = 0
+	if st.req.method == "POST" {
+		// net/http skips up to 4 CRs and LFs after a POST, for clients
+		// that end its body with a line end it does not count (RFC 9112
+		// §2.2).
+		st.skipLineEnds = 4
 	}
 	st.chunked, st.tooBig, st.req = false, false, requestCheck{}
 	st.deadline.Store(0)
@@ -314,13 +332,13 @@ func (st *connState) readRequestLine(data []byte) (n int, status int, why string
 	st.scan = atHeadersStart
 	if !rl.nbioTakes() {
 		st.req.standIn = true
-		st.standIn = append(append(st.standIn[:0], "GET / HTTP/1."...), '0'+byte(rl.minor), '\r', '\n')
+		st.standIn = append(append(st.standIn[:0], "GET / HTTP/"...), '0'+byte(rl.major), '.', '0'+byte(rl.minor), '\r', '\n')
 		line = st.standIn
 	}
 	err := st.parse(line)
 	st.line = st.line[:0]
 	if err != nil {
-		status, why = refusal(err, phaseHeaders)
+		status, why = refusalStatus(err, phaseHeaders)
 		return 0, status, why
 	}
 	return j + 1, 0, ""
@@ -338,6 +356,13 @@ func (st *connState) read(data []byte) (status int, why string) {
 		part, ended := data, false
 		switch st.phase {
 		case phaseIdle:
+			for st.skipLineEnds > 0 && len(data) > 0 && (data[0] == '\r' || data[0] == '\n') {
+				data, st.skipLineEnds = data[1:], st.skipLineEnds-1
+			}
+			if len(data) == 0 {
+				return 0, ""
+			}
+			st.skipLineEnds = 0
 			st.phase, st.scan, st.size, st.chunked, st.tooBig = phaseHeaders, inRequestLine, 0, false, false
 			st.req = requestCheck{}
 			if st.deadline.Load() == 0 {
@@ -358,10 +383,12 @@ func (st *connState) read(data []byte) (status int, why string) {
 			n, end, bad := st.scan.feed(data)
 			st.size += n
 			switch {
-			case bad != "":
+			case bad != "" && bad != spacedName:
 				return 400, bad
 			case st.size > s.headerLimit:
 				return 431, ""
+			case bad == spacedName:
+				st.req.refuse(rankFieldName, 400, "invalid header name")
 			}
 			part, ended = data[:n], end
 		case phaseBody:
@@ -372,11 +399,23 @@ func (st *connState) read(data []byte) (status int, why string) {
 		before := st.phase
 		err := st.parse(part)
 		switch {
-		case st.req.atOnce:
+		case st.phase == phaseDone:
+			// What follows a request after which the connection closes is
+			// neither served nor refused.
+			return 0, ""
+		case st.req.status != 0 && st.req.rank == rankFieldLine:
 			return st.req.status, st.req.why
 		case err != nil:
-			return refusal(err, st.phase)
-		case st.req.status != 0:
+			status, why := refusalStatus(err, st.phase)
+			if r := &st.req; status == 501 && !(r.major == 1 && r.minor >= 1) && r.major+r.minor > 0 {
+				// net/http ignores a Transfer-Encoding before HTTP/1.1
+				// (but reads HTTP/0.0 as 1.1), and goes on to check the
+				// rest.
+				r.headersEnd(true, -1)
+				status, why = r.status, r.why
+			}
+			return status, why
+		case st.req.status != 0 && st.req.headersDone:
 			return st.req.status, st.req.why
 		case st.tooBig:
 			return 413, ""
@@ -505,12 +544,22 @@ func (s *server) onData(c *nbio.Conn, data []byte) {
 		return
 	}
 	if status, why := st.read(data); status != 0 {
-		refuse(c, status, why)
-		// At once: nbio's parser cannot go on after an error. A client
-		// still sending may get a reset instead of the answer.
-		st.close(errors.New("request refused"))
+		// nbio's parser cannot go on after an error: nothing more is read.
+		// The answer goes out after those of the requests before it, on the
+		// connection's queue of requests, and the connection closes once it
+		// is written: a client still sending may get a reset instead.
+		st.phase = phaseDone
+		answer := refusal(status, why)
+		if !c.Execute(func() { _, _ = st.Write(answer); _ = st.Close() }) {
+			st.close(errRefused)
+		}
 	}
 }
+
+var (
+	errRefused   = errors.New("request refused")
+	errAfterLast = errors.New("a request after the connection's last")
+)
 
 // onWritten counts what nbio wrote to c's socket. nbio calls it holding c's
 // lock, from the writing goroutine or the poller.

@@ -78,11 +78,12 @@ func (engine) NewServer(srv *http.Server, s web.EngineSettings) (web.EngineServe
 		writeTimeout = s.WriteTimeout
 	}
 	sv := &server{
-		onShutdown:    s.OnShutdown,
-		handler:       srv.Handler,
-		headerTimeout: headerTimeout,
-		bodyTimeout:   s.BodyTimeout,
-		writeTimeout:  writeTimeout,
+		onShutdown:     s.OnShutdown,
+		optionsHandler: !srv.DisableGeneralOptionsHandler,
+		handler:        srv.Handler,
+		headerTimeout:  headerTimeout,
+		bodyTimeout:    s.BodyTimeout,
+		writeTimeout:   writeTimeout,
 		// net/http reads a request's line and headers through a reader
 		// limited to MaxHeaderBytes plus 4 KiB of slack: so many bytes,
 		// up to and including the empty line, and not one more.
@@ -124,15 +125,18 @@ func (engine) NewServer(srv *http.Server, s web.EngineSettings) (web.EngineServe
 
 // server is one serve of an App on nbio.
 type server struct {
-	onShutdown    func() // nil: none
-	handler       http.Handler
-	headerTimeout time.Duration // 0: none
-	bodyTimeout   time.Duration // 0: none
-	writeTimeout  time.Duration // 0: none
-	headerLimit   int           // bytes of a request's line and headers
-	bodyCeiling   int64         // the App's largest body limit; 0: none
-	epoch         time.Time     // the origin of connState deadlines
-	config        nbhttp.Config
+	onShutdown func() // nil: none
+	// optionsHandler: OPTIONS * is answered by the engine, as net/http
+	// does unless DisableGeneralOptionsHandler.
+	optionsHandler bool
+	handler        http.Handler
+	headerTimeout  time.Duration // 0: none
+	bodyTimeout    time.Duration // 0: none
+	writeTimeout   time.Duration // 0: none
+	headerLimit    int           // bytes of a request's line and headers
+	bodyCeiling    int64         // the App's largest body limit; 0: none
+	epoch          time.Time     // the origin of connState deadlines
+	config         nbhttp.Config
 
 	mu       sync.Mutex
 	eng      *nbhttp.Engine
@@ -210,9 +214,25 @@ func (s *server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		st, _ = res.Parser.Conn.(*connState)
 	}
 	ww := newWriter(w, st, r.ProtoAtLeast(1, 1))
-	s.handler.ServeHTTP(ww, r)
+	h := s.handler
+	if r.RequestURI == "*" && r.Method == "OPTIONS" && s.optionsHandler {
+		h = globalOptions{}
+	}
+	h.ServeHTTP(ww, r)
+	if c := w.Header()["Connection"]; len(c) > 0 && !r.Close && hasToken(c[0], "close") {
+		r.Close = true // a handler's Connection: close closes, as on net/http
+	}
 	ww.finish()
 	ww.release()
+}
+
+// globalOptions answers OPTIONS *, as net/http does unless
+// http.Server.DisableGeneralOptionsHandler: 200, no body. It discards up to
+// 4 KiB of a request body (read before the handler runs, here).
+type globalOptions struct{}
+
+func (globalOptions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Length", "0")
 }
 
 // execute runs f, nbio's work for a connection's complete requests —

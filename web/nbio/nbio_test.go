@@ -35,7 +35,7 @@ var engines = []struct {
 	engine web.Engine
 }{{"std", nil}, {"nbio", nbio.Engine()}}
 
-func newApp(t *testing.T, e web.Engine, opts ...web.AppOption) *web.App {
+func newApp(t testing.TB, e web.Engine, opts ...web.AppOption) *web.App {
 	t.Helper()
 	opts = append(opts, web.WithoutThreadWatch(), web.WithLogger(slog.New(slog.DiscardHandler)))
 	if e != nil {

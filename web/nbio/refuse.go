@@ -2,20 +2,18 @@ package nbio
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 
-	"github.com/lesismal/nbio"
 	"github.com/lesismal/nbio/nbhttp"
 )
 
-// refusal is the status net/http and the App answer a request with that
-// nbio's parser refused with err while the request was in phase p: 413 for
-// a body over the App's largest WithBodyLimit, 501 for a transfer coding it
-// does not know, 400 otherwise.
-func refusal(err error, p phase) (status int, why string) {
+// refusalStatus is the status net/http and the App answer a request with
+// that nbio's parser refused with err while the request was in phase p:
+// 413 for a body over the App's largest WithBodyLimit, 501 for a transfer
+// coding it does not know, 400 otherwise.
+func refusalStatus(err error, p phase) (status int, why string) {
 	switch {
 	case errors.Is(err, nbhttp.ErrTooLong) && p != phaseHeaders:
 		return 413, ""
@@ -28,11 +26,9 @@ func refusal(err error, p phase) (status int, why string) {
 	return 400, ""
 }
 
-// refuse answers a request the engine refuses before the App sees it, as
-// net/http would; the caller closes the connection (nbio would close it
-// without a word). It writes to c directly, not through the connection's
-// state, whose writes may wait: this runs on the poller.
-func refuse(c *nbio.Conn, status int, why string) {
+// refusal is the answer net/http gives a request it refuses before the App
+// sees it, with status and why.
+func refusal(status int, why string) []byte {
 	line := strconv.Itoa(status) + " " + http.StatusText(status)
 	body := line
 	switch {
@@ -41,7 +37,7 @@ func refuse(c *nbio.Conn, status int, why string) {
 	case why != "":
 		body = line + ": " + why
 	}
-	_, _ = io.WriteString(c, "HTTP/1.1 "+line+errorHeaders+body)
+	return []byte("HTTP/1.1 " + line + errorHeaders + body)
 }
 
 // errorHeaders are those of net/http's answer to a request it cannot parse.
@@ -56,9 +52,11 @@ const errorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection:
 func asNetHTTP(r *http.Request) (closeAfter bool) {
 	h := r.Header
 	delete(h, "Host")
-	if t := r.RequestURI; t != "" && (t[0] == '/' || t == "*") {
+	// nbio gives a target without a host the Host field's, in r.Host too,
+	// and leaves r.Host empty for a target with one.
+	if r.Host != "" {
 		r.URL.Host = ""
-	} else if r.URL.Host != "" {
+	} else {
 		r.Host = r.URL.Host
 	}
 	switch {
@@ -69,6 +67,8 @@ func asNetHTTP(r *http.Request) (closeAfter bool) {
 		r.TransferEncoding = []string{"chunked"}
 	case r.ContentLength < 0:
 		r.ContentLength = 0
+	case len(h["Content-Length"]) > 1:
+		h["Content-Length"] = h["Content-Length"][:1] // equal, or refused
 	}
 	return closeAfter
 }

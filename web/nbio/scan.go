@@ -18,6 +18,11 @@ const (
 	inValue                          // after a header's colon
 )
 
+// spacedName is what feed says of a header name with a space in it, which
+// net/http refuses only after the version and Host; the scan can go on
+// after it.
+const spacedName = "a space in a header name"
+
 // feed scans data, the next bytes of the request line and headers. It
 // returns how many of them belong to the line and headers (all of data
 // unless they end in it), whether they ended — with an empty line, CRLF or
@@ -47,13 +52,10 @@ func (s *headerScan) feed(data []byte) (n int, end bool, bad string) {
 			case '\n':
 				return i, true, ""
 			case ' ', '\t':
-				// A continuation line (obsolete line folding), which
-				// net/http joins to the header before, as nbio does; before
-				// any header it is malformed.
-				if *s == atHeadersStart {
-					return i, false, "malformed header line"
-				}
-				*s = inValue
+				// A continuation line (obsolete line folding): net/http
+				// joins it to the line before, nbio's parser reads it as a
+				// field of its own; the engine refuses it (RFC 9112 §5.2).
+				return i, false, "obsolete line folding"
 			case ':':
 				return i, false, "invalid header name"
 			default:
@@ -71,8 +73,10 @@ func (s *headerScan) feed(data []byte) (n int, end bool, bad string) {
 			switch c {
 			case ':':
 				*s = inValue
-			case ' ', '\t':
-				return i, false, "invalid header name"
+			case ' ':
+				return i, false, spacedName
+			case '\t':
+				return i, false, "malformed header line"
 			case '\r', '\n':
 				return i, false, "malformed header line"
 			}
