@@ -57,6 +57,9 @@ func TestParseResponse(t *testing.T) {
 		{name: "long header skipped", in: "HTTP/1.1 200 OK\r\nSet-Cookie: " + strings.Repeat("a", 200) + "\r\nContent-Length: 2\r\n\r\nok", status: 200, body: "ok"},
 		{name: "long trailer skipped", in: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX: " + strings.Repeat("t", 200) + "\r\n\r\n", status: 200, body: "ok"},
 		{name: "long content-length", in: "HTTP/1.1 200 OK\r\nContent-Length: " + strings.Repeat("0", 100) + "2\r\n\r\nok", wantError: true},
+		// The other two headers the parser reads cannot be skipped either.
+		{name: "long transfer-encoding", in: "HTTP/1.1 200 OK\r\nTransfer-Encoding: " + strings.Repeat(" ", 100) + "chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", wantError: true},
+		{name: "long connection", in: "HTTP/1.1 200 OK\r\nConnection: " + strings.Repeat(" ", 100) + "close\r\nContent-Length: 2\r\n\r\nok", wantError: true},
 		{name: "long status line", in: "HTTP/1.1 200 " + strings.Repeat("K", 100) + "\r\n\r\n", wantError: true},
 		{name: "empty", in: "", wantError: true},
 	} {
