@@ -151,6 +151,65 @@ func TestHold(t *testing.T) {
 	done()
 }
 
+// TestHoldWaitsForEveryHolder holds the App from two handlers: Shutdown
+// waits until both released, and each release counts once.
+func TestHoldWaitsForEveryHolder(t *testing.T) {
+	app := newApp(t)
+	var mu sync.Mutex
+	var releases []func()
+	var stop context.Context
+	app.Get("/hold", func(w http.ResponseWriter, r *http.Request) error {
+		s, release, err := web.Hold(w)
+		mu.Lock()
+		releases, stop = append(releases, release), s
+		mu.Unlock()
+		return err
+	})
+	for range 2 {
+		if rec := do(t, app, http.MethodGet, "/hold", ""); rec.Code != http.StatusOK {
+			t.Fatalf("Hold: got %d; want 200", rec.Code)
+		}
+	}
+	shut := make(chan error, 1)
+	go func() { shut <- app.Shutdown(context.Background()) }()
+	select {
+	case <-stop.Done(): // Shutdown has begun
+	case <-time.After(10 * time.Second):
+		t.Fatal("stop did not end within 10s of Shutdown")
+	}
+	releases[0]()
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned %v with one handler still holding the App", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	releases[1]()
+	select {
+	case err := <-shut:
+		if err != nil {
+			t.Errorf("Shutdown after both releases: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown still waiting 10s after both releases")
+	}
+}
+
+// TestObserversSeeAnEmptyResponseAs200: a handler that writes nothing
+// sends an empty 200, and observers are told 200, not 0.
+func TestObserversSeeAnEmptyResponseAs200(t *testing.T) {
+	app := newApp(t)
+	var o observed
+	app.Observe(&o)
+	app.Get("/", func(http.ResponseWriter, *http.Request) error { return nil })
+	do(t, app, http.MethodGet, "/", "")
+	o.mu.Lock()
+	resps := slices.Clone(o.resps)
+	o.mu.Unlock()
+	if len(resps) != 1 || resps[0].Status != http.StatusOK || resps[0].Bytes != 0 {
+		t.Errorf("a handler that wrote nothing: observers got %+v; want one Response of 200, 0 bytes", resps)
+	}
+}
+
 // TestRegisterEngineRefusesTakenNames: "std", "" and a name registered
 // already panic; WithEngine(nil) panics.
 func TestRegisterEngineRefusesTakenNames(t *testing.T) {

@@ -168,18 +168,23 @@ func TestMultipartTempFilesRemovedBehindADecorator(t *testing.T) {
 	}
 }
 
+// TestDefaultBodyLimit sends, to an App without WithBodyLimit, a body of
+// exactly the documented 10 MiB and one of a byte more: the first is read
+// in full, the second refused with 413. The edge is written out, not taken
+// from DefaultBodyLimit, so that a wider default fails here.
 func TestDefaultBodyLimit(t *testing.T) {
+	const documented = 10 << 20
 	app := newApp(t)
 	app.Post("/", func(w http.ResponseWriter, r *http.Request) error {
-		_, err := io.Copy(io.Discard, r.Body)
+		n, err := io.Copy(io.Discard, r.Body)
+		fmt.Fprint(w, n)
 		return err
 	})
-	rec := do(t, app, "POST", "/", strings.Repeat("x", web.DefaultBodyLimit+1))
-	if rec.Code != http.StatusRequestEntityTooLarge {
-		t.Errorf("body over DefaultBodyLimit: got %d; want 413", rec.Code)
+	if rec := do(t, app, "POST", "/", strings.Repeat("x", documented)); rec.Code != 200 || rec.Body.String() != fmt.Sprint(documented) {
+		t.Errorf("body of 10 MiB: got %d %q; want 200 and all of it read", rec.Code, rec.Body.String())
 	}
-	if rec := do(t, app, "POST", "/", strings.Repeat("x", 1000)); rec.Code != 200 {
-		t.Errorf("small body: got %d; want 200", rec.Code)
+	if rec := do(t, app, "POST", "/", strings.Repeat("x", documented+1)); rec.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("body of 10 MiB and a byte: got %d; want 413", rec.Code)
 	}
 }
 
