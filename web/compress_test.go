@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"cmp"
 	"compress/flate"
 	"compress/gzip"
 	"io"
@@ -163,28 +164,43 @@ func TestCompressEdges(t *testing.T) {
 	}, web.WithDecorators(web.Compress))
 
 	tests := []struct {
+		method         string
 		target, accept string
+		rangeHeader    string
 		status         int
 		encoding       string
 	}{
-		{"/min", "gzip", 200, "gzip"},
-		{"/below", "gzip", 200, ""},
-		{"/in-pieces", "gzip", 200, "gzip"},
-		{"/min", "gzip;q=1", 200, "gzip"},
-		{"/min", "deflate;q=1", 200, "deflate"},
-		{"/min", "gzip;q=0, deflate;q=0, *", 200, ""},
-		{"/min", "deflate;q=0, gzip;q=0, *;q=0.5", 200, ""},
-		{"/status-first", "gzip", 200, "gzip"},
-		{"/partial", "gzip", 206, ""},
+		// A HEAD response's headers must be those of the GET's, uncompressed
+		// as Compress cannot know the GET's size; a range is of the
+		// resource's bytes, not of a compressed stream.
+		{method: http.MethodHead, target: "/min", accept: "gzip", status: 200},
+		{target: "/min", accept: "gzip", rangeHeader: "bytes=0-9", status: 200},
+
+		{target: "/min", accept: "gzip", status: 200, encoding: "gzip"},
+		{target: "/below", accept: "gzip", status: 200},
+		{target: "/in-pieces", accept: "gzip", status: 200, encoding: "gzip"},
+		{target: "/min", accept: "gzip;q=1", status: 200, encoding: "gzip"},
+		{target: "/min", accept: "deflate;q=1", status: 200, encoding: "deflate"},
+		{target: "/min", accept: "gzip;q=0, deflate;q=0, *", status: 200},
+		{target: "/min", accept: "deflate;q=0, gzip;q=0, *;q=0.5", status: 200},
+		{target: "/status-first", accept: "gzip", status: 200, encoding: "gzip"},
+		{target: "/partial", accept: "gzip", status: 206},
 	}
 	for _, tt := range tests {
-		req := httptest.NewRequest(http.MethodGet, tt.target, nil)
+		method := cmp.Or(tt.method, http.MethodGet)
+		req := httptest.NewRequest(method, tt.target, nil)
 		req.Header.Set("Accept-Encoding", tt.accept)
+		if tt.rangeHeader != "" {
+			req.Header.Set("Range", tt.rangeHeader)
+		}
 		rec := httptest.NewRecorder()
 		app.ServeHTTP(rec, req)
 		// The header as sent: a recorder's Header() would show later changes too.
 		if got := rec.Result().Header.Get("Content-Encoding"); rec.Code != tt.status || got != tt.encoding {
-			t.Errorf("GET %s (Accept-Encoding %q): got %d, encoding %q; want %d, %q", tt.target, tt.accept, rec.Code, got, tt.status, tt.encoding)
+			t.Errorf("%s %s (Accept-Encoding %q, Range %q): got %d, encoding %q; want %d, %q", method, tt.target, tt.accept, tt.rangeHeader, rec.Code, got, tt.status, tt.encoding)
+		}
+		if method == http.MethodHead {
+			continue
 		}
 		if got := decoded(t, rec); len(got) < web.MinCompressSize-1 || strings.Trim(got, "a") != "" {
 			t.Errorf("GET %s (Accept-Encoding %q): %d bytes after decoding, not all the handler's; want the whole body", tt.target, tt.accept, len(got))
@@ -295,7 +311,9 @@ func TestCompressFlush(t *testing.T) {
 	app := newApp(t)
 	flushAfter := func(n int) web.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) error {
-			_, _ = io.WriteString(w, strings.Repeat("a", n))
+			if n > 0 {
+				_, _ = io.WriteString(w, strings.Repeat("a", n))
+			}
 			if err := http.NewResponseController(w).Flush(); err != nil {
 				return err
 			}
@@ -305,16 +323,17 @@ func TestCompressFlush(t *testing.T) {
 	}
 	app.Get("/small", flushAfter(10), web.WithDecorators(web.Compress))
 	app.Get("/min", flushAfter(web.MinCompressSize), web.WithDecorators(web.Compress))
+	app.Get("/first", flushAfter(0), web.WithDecorators(web.Compress)) // a flush before any byte sends the 200
 	for _, tt := range []struct {
 		target, encoding string
 		size             int
-	}{{"/small", "", 10 + 2*web.MinCompressSize}, {"/min", "gzip", 3 * web.MinCompressSize}} {
+	}{{"/small", "", 10 + 2*web.MinCompressSize}, {"/min", "gzip", 3 * web.MinCompressSize}, {"/first", "", 2 * web.MinCompressSize}} {
 		req := httptest.NewRequest(http.MethodGet, tt.target, nil)
 		req.Header.Set("Accept-Encoding", "gzip")
 		rec := httptest.NewRecorder()
 		app.ServeHTTP(rec, req)
-		if got := rec.Result().Header.Get("Content-Encoding"); got != tt.encoding {
-			t.Errorf("GET %s: Content-Encoding %q; want %q", tt.target, got, tt.encoding)
+		if got := rec.Result().Header.Get("Content-Encoding"); rec.Code != http.StatusOK || got != tt.encoding {
+			t.Errorf("GET %s: %d, Content-Encoding %q; want 200, %q", tt.target, rec.Code, got, tt.encoding)
 		}
 		if got := decoded(t, rec); len(got) != tt.size {
 			t.Errorf("GET %s: %d bytes after decoding; want %d", tt.target, len(got), tt.size)
