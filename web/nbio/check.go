@@ -44,7 +44,9 @@ var nbioMethods = map[string]bool{
 // request-target SP HTTP-version, single spaces, the version exactly
 // "HTTP/" DIGIT "." DIGIT.
 type requestLine struct {
-	method, target string
+	// method and target are views of the line being read: they hold only
+	// while the parser is handed it.
+	method, target []byte
 	major, minor   int
 }
 
@@ -69,7 +71,7 @@ func parseRequestLine(line []byte) (rl requestLine, status int, why string) {
 		return rl, 400, "malformed request line"
 	}
 	rl.major, rl.minor = int(version[5]-'0'), int(version[7]-'0')
-	rl.method, rl.target = string(line[:sp]), string(rest[:end])
+	rl.method, rl.target = line[:sp], rest[:end]
 	return rl, 0, ""
 }
 
@@ -87,7 +89,7 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // target. Otherwise the engine hands it a stand-in line and gives the
 // processor the real method and target.
 func (rl *requestLine) nbioTakes() bool {
-	return nbioMethods[rl.method] && (rl.target[0] == '/' || rl.target[0] == '*')
+	return nbioMethods[string(rl.method)] && (rl.target[0] == '/' || rl.target[0] == '*')
 }
 
 // trimOWS strips the optional whitespace around a field value (RFC 9110

@@ -151,7 +151,7 @@ type processor struct {
 func (p *processor) OnMethod(parser *nbhttp.Parser, method string) {
 	r := &p.st.req
 	if r.standIn {
-		method = r.line.method
+		method = string(r.line.method)
 	}
 	r.method = method
 	p.Processor.OnMethod(parser, method)
@@ -162,7 +162,7 @@ func (p *processor) OnURL(parser *nbhttp.Parser, uri string) error {
 		return errAfterLast // the parser stops here
 	}
 	if p.st.req.standIn {
-		uri = p.st.req.line.target
+		uri = string(p.st.req.line.target)
 	}
 	p.st.req.target = uri
 	return p.Processor.OnURL(parser, uri)
@@ -389,6 +389,11 @@ func (st *connState) read(data []byte) (status int, why string) {
 				return 431, ""
 			case bad == spacedName:
 				st.req.refuse(rankFieldName, 400, "invalid header name")
+				// net/http reads the name whole, space included, so never
+				// as a framing field; nbio's parser would cut it at the
+				// space ("Transfer-Encoding :"). The refusal comes when the
+				// headers end; meanwhile the parser reads another name.
+				data[n-1] = '_'
 			}
 			part, ended = data[:n], end
 		case phaseBody:

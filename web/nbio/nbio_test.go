@@ -48,6 +48,24 @@ func newApp(t testing.TB, e web.Engine, opts ...web.AppOption) *web.App {
 	return app
 }
 
+// serve serves app on a loopback port until tb ends and returns its URL.
+func serve(tb testing.TB, app *web.App) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ctx, ln) }()
+	tb.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			tb.Error(err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
 // client is a client of its own per test, so that its idle connections
 // are closed with the test.
 func client(t *testing.T) *http.Client {

@@ -3,7 +3,6 @@ package nbio_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -66,20 +65,7 @@ const maxParityInput = 8 << 10
 func serveParity(f *testing.F, e web.Engine) string {
 	app := newApp(f, e, web.WithBodyLimit(1<<20))
 	app.Handle("", "/{path...}", web.HandlerFunc(parityEcho))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		f.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ctx, ln) }()
-	f.Cleanup(func() {
-		stop()
-		if err := <-served; err != nil {
-			f.Error(err)
-		}
-	})
-	return "http://" + ln.Addr().String()
+	return serve(f, app)
 }
 
 // parityEcho writes the request as its handler sees it.

@@ -45,8 +45,9 @@ const errorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection:
 
 // asNetHTTP makes r what net/http hands a handler: Host only in r.Host
 // (the target's host for an absolute-form target, RFC 9112 §3.2.2), r.URL
-// without a host for an origin-form target, no framing fields in the header
-// of a chunked request, and a length of 0 for a request without a body. It
+// without a host for an origin-form target, no framing fields (and no
+// Trailer) in the header of a chunked request, one of equal Content-Length
+// fields, and a length of 0 for a request without a body. It
 // reports whether r had both Content-Length and Transfer-Encoding, after
 // which the connection must close.
 func asNetHTTP(r *http.Request) (closeAfter bool) {
@@ -64,6 +65,7 @@ func asNetHTTP(r *http.Request) (closeAfter bool) {
 		closeAfter = h["Content-Length"] != nil
 		delete(h, "Content-Length")
 		delete(h, "Transfer-Encoding")
+		delete(h, "Trailer")
 		r.TransferEncoding = []string{"chunked"}
 	case r.ContentLength < 0:
 		r.ContentLength = 0

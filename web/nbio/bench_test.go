@@ -1,0 +1,46 @@
+package nbio_test
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/loomrt/loom/web/internal/webtest"
+)
+
+// BenchmarkHello is the hello handler on each engine, served to one
+// keep-alive connection that sends a GET with a browser's few header
+// fields and reads the answer before the next: the engine's share of a
+// request, its checks included.
+func BenchmarkHello(b *testing.B) {
+	for _, eng := range engines {
+		b.Run(eng.name, func(b *testing.B) {
+			app := newApp(b, eng.engine)
+			app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := io.WriteString(w, "Hello World!")
+				return err
+			})
+			base := serve(b, app)
+			c := webtest.Dial(b, base)
+			req := "GET / HTTP/1.1\r\nHost: " + base[len("http://"):] + "\r\nUser-Agent: Mozilla/5.0 (X11; Linux x86_64)\r\n" +
+				"Accept: text/html,application/xhtml+xml\r\nAccept-Encoding: gzip, deflate\r\nAccept-Language: en-GB,en;q=0.9\r\n\r\n"
+			br := bufio.NewReader(c)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := io.WriteString(c, req); err != nil {
+					b.Fatal(err)
+				}
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, _ := io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || n != 12 {
+					b.Fatalf("got %d with %d bytes; want 200 with 12", resp.StatusCode, n)
+				}
+			}
+		})
+	}
+}
