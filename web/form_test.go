@@ -235,3 +235,20 @@ func TestCookies(t *testing.T) {
 		t.Errorf("logout: got cookies %v; want session with Max-Age<0", cookies)
 	}
 }
+
+// TestFormFromTheQueryAlone reads a form field from a GET that has a query
+// string and no body nor Content-Type: Form parses it and finds the value.
+func TestFormFromTheQueryAlone(t *testing.T) {
+	app := newApp(t)
+	app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+		v, err := web.Form(r, "q").Required()
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(w, v)
+		return err
+	})
+	if rec := do(t, app, http.MethodGet, "/?q=loom", ""); rec.Code != http.StatusOK || rec.Body.String() != "loom" {
+		t.Errorf("GET /?q=loom: got %d %q; want 200 %q", rec.Code, rec.Body.String(), "loom")
+	}
+}
