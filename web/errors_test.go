@@ -91,6 +91,35 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestErrorsInJSON: a client that asks for JSON (Accept) or sends it
+// (Content-Type) gets its error as a JSON object; any other gets text.
+func TestErrorsInJSON(t *testing.T) {
+	app := newApp(t)
+	app.Post("/", func(w http.ResponseWriter, r *http.Request) error { return web.Errorf(http.StatusConflict, "taken") })
+	for _, tc := range []struct {
+		header, value string
+		json          bool
+	}{
+		{"Accept", "application/json", true},
+		{"Accept", "text/html, application/json;q=0.9", true},
+		{"Content-Type", "application/json; charset=utf-8", true},
+		{"Accept", "text/plain", false},
+		{"Content-Type", "text/plain", false},
+	} {
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("x"))
+		req.Header.Set(tc.header, tc.value)
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, req)
+		body := "taken\n"
+		if tc.json {
+			body = `{"error":"taken"}` + "\n"
+		}
+		if rec.Code != http.StatusConflict || rec.Body.String() != body {
+			t.Errorf("%s: %s: got %d %q; want 409 %q", tc.header, tc.value, rec.Code, rec.Body.String(), body)
+		}
+	}
+}
+
 func TestErrorfKeepsCause(t *testing.T) {
 	cause := errors.New("disk full")
 	err := web.Errorf(507, "save: %w", cause)
