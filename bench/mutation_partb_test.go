@@ -173,8 +173,8 @@ func TestProgressLines(t *testing.T) {
 	}
 	var out bytes.Buffer
 	p := newProgress(&out, false, jobs)
-	if want := 5*time.Second + 2*runOverhead; p.left[0] != want || p.left[1] != 3*time.Second+runOverhead || p.left[2] != 0 {
-		t.Errorf("left %v; want [%v %v 0]", p.left, want, 3*time.Second+runOverhead)
+	if want := 5*time.Second + 2*RunOverhead; p.left[0] != want || p.left[1] != 3*time.Second+RunOverhead || p.left[2] != 0 {
+		t.Errorf("left %v; want [%v %v 0]", p.left, want, 3*time.Second+RunOverhead)
 	}
 	p.update(load.Progress{Done: 1}) // not a terminal: draws nothing
 	p.begin(0, jobs[0])

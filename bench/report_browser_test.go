@@ -124,10 +124,17 @@ func TestReportInBrowser(t *testing.T) {
 			models = append(models, run.Model)
 		}
 		bars := byID[fmt.Sprintf("s%dthroughput", i)]
-		if len(bars.Series) != 1 || bars.Series[0].Name != sc.Unit.String() {
-			t.Errorf("%s throughput chart: %d series, the first %q; want one, %q", sc.Name, len(bars.Series), seriesName(bars), sc.Unit)
+		if len(bars.Series) != 2 || bars.Series[0].Name != sc.Unit.String() || bars.Series[1].Name != roundsSeries {
+			t.Errorf("%s throughput chart: %d series, the first %q; want two, %q and %q", sc.Name, len(bars.Series), seriesName(bars),
+				sc.Unit, roundsSeries)
 		}
-		if len(bars.Series) == 1 {
+		if len(bars.Series) == 2 {
+			for j, v := range bars.Series[1].Values {
+				var five []float64
+				if err := json.Unmarshal(v, &five); err != nil || len(five) != 5 || five[0] > five[2] || five[2] > five[4] {
+					t.Errorf("%s throughput box %d: %s (%v); want min ≤ median ≤ max", sc.Name, j, v, err)
+				}
+			}
 			var got []float64
 			for _, v := range bars.Series[0].Values {
 				var f float64

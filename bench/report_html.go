@@ -16,7 +16,8 @@ import (
 )
 
 // WriteHTML writes the report as one self-contained page: the tables and
-// verdicts, and per scenario charts of throughput per model, latency
+// verdicts, and per scenario charts of throughput per model (the median as
+// a bar, the rounds as a box with whiskers), latency
 // percentiles, and the server's RSS and OS threads over time. The charts are
 // drawn by ECharts, inlined into the page, so it opens with no network.
 func WriteHTML(w io.Writer, r *Report) error {
@@ -118,13 +119,24 @@ func scenarioCharts(i int, sc ScenarioResult) []string {
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
 		charts.WithTitleOpts(opts.Title{Title: sc.Name + ": throughput (" + sc.Unit.String() + ")", Subtitle: subtitle}),
 		charts.WithXAxisOpts(opts.XAxis{AxisLabel: &opts.AxisLabel{Rotate: 30, Interval: "0"}}))
+	// The bar is each model's median; a box over it spans its rounds:
+	// whiskers at the lowest and highest, the box between the quartiles.
 	var models []string
 	var served []opts.BarData
+	var spread []opts.BoxPlotData
 	for _, run := range sc.Runs {
 		models = append(models, run.Model)
 		served = append(served, opts.BarData{Value: round(sc.Unit.of(run.Throughput), 1)})
+		var five []float64
+		for _, v := range fiveNumbers(run.throughputs()) {
+			five = append(five, round(sc.Unit.of(v), 1))
+		}
+		spread = append(spread, opts.BoxPlotData{Value: five})
 	}
 	throughput.SetXAxis(models).AddSeries(sc.Unit.String(), served)
+	rounds := charts.NewBoxPlot()
+	rounds.SetXAxis(models).AddSeries(roundsSeries, spread)
+	throughput.Overlap(rounds)
 
 	// Latency percentile curves, on a log scale: tails differ by orders of
 	// magnitude between models.
@@ -241,6 +253,28 @@ func scenarioCharts(i int, sc ScenarioResult) []string {
 		out = append(out, snip.Element+"\n"+snip.Script)
 	}
 	return out
+}
+
+// roundsSeries names the box-and-whisker series of the throughput chart.
+const roundsSeries = "rounds: min, quartiles, max"
+
+// fiveNumbers are the lowest value, the lower quartile, the median, the
+// upper quartile and the highest, linearly interpolated between the
+// sorted values: what a box and its whiskers draw.
+func fiveNumbers(values []float64) []float64 {
+	v := slices.Sorted(slices.Values(values))
+	if len(v) == 0 {
+		return []float64{0, 0, 0, 0, 0}
+	}
+	at := func(q float64) float64 {
+		pos := q * float64(len(v)-1)
+		i := int(pos)
+		if i+1 >= len(v) {
+			return v[len(v)-1]
+		}
+		return v[i] + (pos-float64(i))*(v[i+1]-v[i])
+	}
+	return []float64{v[0], at(0.25), at(0.5), at(0.75), v[len(v)-1]}
 }
 
 // hasLimit reports whether a run of sc reported an adaptive limit.

@@ -161,6 +161,24 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	return report, ctx.Err()
 }
 
+// Estimate says how many runs Run would make for opts and about how long
+// they would take, from each plan's windows and the cost of starting and
+// stopping a server, without running anything. It fails as Run does for a
+// bad selection.
+func Estimate(opts Options) (runs int, about time.Duration, err error) {
+	if opts.Seed == 0 {
+		opts.Seed = 1 // the orders do not change the sum
+	}
+	jobs, _, err := plan(opts)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, j := range jobs {
+		about += j.expected + RunOverhead
+	}
+	return len(jobs), about, nil
+}
+
 // rounds is the default number of rounds of a run of opts: Options.Rounds,
 // else DefaultRounds or DefaultQuickRounds. A plan may run fewer
 // (Plan.Rounds) unless Options.Rounds is given.
@@ -231,6 +249,9 @@ func plan(opts Options) ([]job, []string, error) {
 		}
 		if opts.PeerServer != "" && !slices.ContainsFunc(opts.Models, IsPeer) {
 			for _, peer := range s.peerFrameworks() {
+				if len(opts.Peers) == 0 && len(p.Peers) > 0 && !slices.Contains(p.Peers, peer) {
+					continue // the plan's own selection
+				}
 				if len(opts.Peers) == 0 || slices.Contains(opts.Peers, peer) {
 					models = append(models, "peer:"+peer)
 				}

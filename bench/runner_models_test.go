@@ -117,7 +117,7 @@ func TestPlanPeersFollowTheModelsRule(t *testing.T) {
 		t.Errorf("plan(--models peer:gin, no peer-server) = %v; want ErrBadModel naming peer:gin", err)
 	}
 
-	jobs, _, err = plan(Options{Scenarios: []string{"hello", "actor-echo", "cpu"}, Quick: true, Models: []string{"virtual"},
+	jobs, _, err = plan(Options{Scenarios: []string{"hello", "actor-echo", "cpu"}, Models: []string{"virtual"},
 		PeerServer: "/bin/peer-server"})
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +131,18 @@ func TestPlanPeersFollowTheModelsRule(t *testing.T) {
 		if !slices.Equal(by[name], want) {
 			t.Errorf("--models virtual with peers: %s runs %q; want %q", name, by[name], want)
 		}
+	}
+	// The quick plans' peers are bare net/http alone where they serve.
+	jobs, _, err = plan(Options{Scenarios: []string{"hello", "actor-echo"}, Quick: true, PeerServer: "/bin/peer-server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by = modelsBy(jobs)
+	if want := []string{"virtual", "nbio/virtual", "peer:nethttp"}; !slices.Equal(by["hello"], want) {
+		t.Errorf("--quick with peers: hello runs %q; want %q", by["hello"], want)
+	}
+	if want := []string{"pool", "virtual", "peer:protoactor"}; !slices.Equal(by["actor-echo"], want) {
+		t.Errorf("--quick with peers: actor-echo runs %q; want %q", by["actor-echo"], want)
 	}
 	// Models that name a peer are the whole list: no other peer joins.
 	jobs, _, err = plan(Options{Scenarios: []string{"hello"}, Quick: true, Models: []string{"virtual", "peer:chi"},

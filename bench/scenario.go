@@ -115,6 +115,10 @@ type Plan struct {
 	// picks others: executor specs for loom.Parse, after an engine if not
 	// std, or the scenario's own (Scenario.ServeModel).
 	Models []string `json:"models"`
+	// Peers, when not empty, are the only peer frameworks of the scenario's
+	// that join Models when none are named (Options.Peers); the quick plans
+	// run bare net/http alone. Empty: all of the scenario's.
+	Peers []string `json:"peers,omitempty"`
 	// Connections is the number of client connections, all opened at once.
 	Connections int `json:"connections"`
 	// Idle, when positive, is how many more keep-alive connections are

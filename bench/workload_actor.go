@@ -38,15 +38,16 @@ const (
 // actorEchoModels are the dispatchers compared (Akka's fork-join, its
 // virtual-thread executor, its PinnedDispatcher) at loom's default
 // throughput, then at Akka's (5) and at protoactor-go's and hollywood's
-// (300). The quick run takes the other throughputs on pool only.
+// (300). The quick run takes pool and virtual at the default throughput:
+// the seed's comparison.
 func actorEchoModels(quick bool) []string {
+	if quick {
+		return []string{"pool", "virtual"}
+	}
 	dispatchers := []string{"pool", "virtual", "pinned"}
 	models := append([]string(nil), dispatchers...)
 	for _, t := range []int{5, 300} {
 		for _, d := range dispatchers {
-			if quick && d != "pool" {
-				continue
-			}
 			models = append(models, fmt.Sprintf("%s%s%d", d, throughputKey, t))
 		}
 	}
@@ -83,8 +84,8 @@ func parseActorModel(model string) (actor.Dispatcher, error) {
 }
 
 func actorEcho() *Scenario {
-	plan := func(quick bool, d time.Duration) Plan {
-		return Plan{Models: actorEchoModels(quick), Connections: actorEchoPairs, Duration: d, Timeout: 10 * time.Second}
+	plan := func(quick bool, warmup, d time.Duration) Plan {
+		return Plan{Models: actorEchoModels(quick), Connections: actorEchoPairs, Warmup: warmup, Duration: d, Timeout: 10 * time.Second}
 	}
 	return &Scenario{
 		Name: "actor-echo",
@@ -94,16 +95,16 @@ func actorEcho() *Scenario {
 			actorEchoRounds, actorEchoBatch, actorEchoBatch, count(actorEchoMessages), actor.DefaultThroughput),
 		Seed: "Akka PR for the virtual-thread executor: ActorBenchmark (pairs of actors echoing batches of messages), " +
 			"the virtual-thread dispatcher about 30% below the fork-join one, with more allocation",
-		Changes: fmt.Sprintf("%d pairs, one per connection, for 10 s (1.5 s with --quick, which runs throughputs 5 and 300 on "+
-			"pool only). A request carries %s messages so that HTTP costs a few percent of it; the rates are messages per "+
+		Changes: fmt.Sprintf("%d pairs, one per connection, for 4 s after a 1 s warm-up (0.8 s after 0.1 s with --quick, which "+
+			"runs pool and virtual at the default throughput, beside protoactor-go only). A request carries %s messages so that HTTP costs a few percent of it; the rates are messages per "+
 			"second (requests × %s). pool is pool:GOMAXPROCS, pinned a goroutine per actor; throughput 5 is Akka's default, 300 "+
 			"protoactor-go's and hollywood's. peer:protoactor and peer:hollywood serve the same GET /echo with those "+
 			"libraries at their defaults (bench/peers). The limit is goroutine-and-channel pairs doing the same echo, "+
 			"measured by the runner in this run.", actorEchoPairs, count(actorEchoMessages), count(actorEchoMessages)),
 		Peer:       actorEchoPeer,
 		Peers:      []string{"protoactor", "hollywood"},
-		Full:       plan(false, 10*time.Second),
-		Quick:      plan(true, 1500*time.Millisecond),
+		Full:       plan(false, time.Second, 4*time.Second),
+		Quick:      withPeers(plan(true, 100*time.Millisecond, 800*time.Millisecond), []string{"protoactor"}),
 		Unit:       Unit{Name: "msg/s", PerRequest: actorEchoMessages},
 		Limit:      actorEchoLimit,
 		Targets:    get("/echo"),

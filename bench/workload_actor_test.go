@@ -101,8 +101,8 @@ func TestParseActorModel(t *testing.T) {
 }
 
 // Every model the scenario runs by default parses, and the throughput axis
-// is there: each dispatcher at the default, and at 5 and 300 (pool only
-// with --quick).
+// is there: each dispatcher at the default, and at 5 and 300; --quick runs
+// the seed's comparison, pool and virtual.
 func TestActorEchoModels(t *testing.T) {
 	sc := actorEcho()
 	for _, p := range []Plan{sc.Full, sc.Quick} {
@@ -113,9 +113,12 @@ func TestActorEchoModels(t *testing.T) {
 		}
 	}
 	for _, m := range []string{"pool", "virtual", "pinned", "pool,throughput=5", "pool,throughput=300"} {
-		if !slices.Contains(sc.Quick.Models, m) || !slices.Contains(sc.Full.Models, m) {
-			t.Errorf("%s: missing from the full or quick models (%v, %v)", m, sc.Full.Models, sc.Quick.Models)
+		if !slices.Contains(sc.Full.Models, m) {
+			t.Errorf("%s: missing from the full models %v", m, sc.Full.Models)
 		}
+	}
+	if !slices.Equal(sc.Quick.Models, []string{"pool", "virtual"}) {
+		t.Errorf("quick models %v; want pool and virtual", sc.Quick.Models)
 	}
 	if !slices.Contains(sc.Full.Models, "pinned,throughput=300") {
 		t.Errorf("full models %v: want every dispatcher at every throughput", sc.Full.Models)
@@ -133,7 +136,7 @@ func TestPlanChecksActorEchoModels(t *testing.T) {
 	if _, _, err := plan(Options{Scenarios: []string{"hello", "actor-echo"}, Models: []string{"virtual", "pool:2"}}); err != nil {
 		t.Errorf("plan(hello and actor-echo, virtual and pool:2) = %v; want nil", err)
 	}
-	jobs, _, err := plan(Options{Scenarios: []string{"actor-echo"}, Quick: true, PeerServer: "/bin/peer-server"})
+	jobs, _, err := plan(Options{Scenarios: []string{"actor-echo"}, PeerServer: "/bin/peer-server"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,12 +41,11 @@ func stepPhases(length time.Duration) []load.Phase {
 }
 
 func stepLoad() *Scenario {
-	stepModels := []string{"adaptive", "limit:10,queue=20", "virtual"}
-	plan := func(length time.Duration) Plan {
+	plan := func(models []string, length time.Duration) Plan {
 		phases := stepPhases(length)
 		return Plan{
-			Models: stepModels, Phases: phases, Duration: phasesLength(phases),
-			Timeout: time.Second, Service: overloadHold,
+			Models: models, Phases: phases, Duration: phasesLength(phases),
+			Timeout: time.Second, Service: overloadHold, Rounds: 1,
 		}
 	}
 	return &Scenario{
@@ -55,10 +54,11 @@ func stepLoad() *Scenario {
 			"from half that capacity to twice it and back, and clients give up after 1 s", overloadSlots, overloadHold),
 		Seed: "None of the seeds: how fast a limit follows a change of load. Reported per step: the seconds until the " +
 			"adaptive limit stays within ±20% of where it settles, and until goodput is within 10% of what the phase allows.",
-		Changes: "Open loop at 500 req/s for 10 s, 2,000 req/s for 10 s, 500 req/s for 10 s (4 s each with --quick), " +
-			"1 s client timeout; adaptive beside the hand-tuned limit:10,queue=20 and unbounded virtual.",
-		Full:  plan(10 * time.Second),
-		Quick: plan(4 * time.Second),
+		Changes: "Open loop at 500 req/s for 10 s, 2,000 req/s for 10 s, 500 req/s for 10 s (1.5 s each with --quick, adaptive " +
+			"and virtual), 1 s client timeout; adaptive beside the hand-tuned limit:10,queue=20 and unbounded virtual. One round " +
+			"unless --rounds says otherwise: the figures are each run's settling times, and its first phase is its warm-up.",
+		Full:  plan([]string{"adaptive", "limit:10,queue=20", "virtual"}, 10*time.Second),
+		Quick: plan([]string{"adaptive", "virtual"}, 1500*time.Millisecond),
 		Limit: func(p Plan) Limit {
 			var offered []string
 			for _, ph := range p.Phases {

@@ -108,7 +108,9 @@ func TestSettle(t *testing.T) {
 // and the verdict says how the adaptive limit settled.
 func TestStepReports(t *testing.T) {
 	sc := stepLoad()
-	p := sc.Quick
+	p := sc.Full // with phases of 4 s, as stepRun's
+	p.Phases = stepPhases(4 * time.Second)
+	p.Duration = phasesLength(p.Phases)
 	s := func(seconds float64) time.Duration { return time.Duration(seconds * float64(time.Second)) }
 	limit := func(at time.Duration) int {
 		if at < s(4.45) {

@@ -62,7 +62,7 @@ func runBench(ctx context.Context, cmd *cobra.Command, f benchFlags, names []str
 		return err
 	}
 	if f.list {
-		return listScenarios(stdout, f.quick)
+		return listScenarios(stdout, f.quick, f.rounds)
 	}
 	if f.out != "" {
 		// Before the first run, not after the last: a bad --out must not
@@ -240,9 +240,13 @@ func buildPeers(ctx context.Context, progress io.Writer) (path string, cleanup f
 	return path, func() { os.RemoveAll(dir) }, nil
 }
 
-func listScenarios(w io.Writer, quick bool) error {
+// listScenarios prints the catalogue's plans, and what a run of each
+// costs with its default rounds, peers included.
+func listScenarios(w io.Writer, quick bool, rounds int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "scenario\tconnections\trequests\tduration\tlimit\tmodels")
+	fmt.Fprintln(tw, "scenario\tconnections\trequests\twarm-up\tduration\trounds\truns\tabout\tlimit\tmodels")
+	var total time.Duration
+	var totalRuns int
 	for _, s := range bench.Catalogue() {
 		p := s.Quick
 		if !quick {
@@ -260,9 +264,36 @@ func listScenarios(w io.Writer, quick bool) error {
 		if p.Idle > 0 {
 			conns += fmt.Sprintf(" + %d idle", p.Idle)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, conns, requests, p.Duration, s.Limit(p).Formula, models)
+		warmup := "–"
+		if p.Warmup > 0 {
+			warmup = p.Warmup.String()
+		}
+		opts := bench.Options{Scenarios: []string{s.Name}, Quick: quick, Rounds: rounds, PeerServer: "peer-server"}
+		runs, about, err := bench.Estimate(opts)
+		if err != nil {
+			return err
+		}
+		n := rounds
+		if n == 0 {
+			n = bench.DefaultRounds
+			if quick {
+				n = bench.DefaultQuickRounds
+			}
+			if p.Rounds > 0 {
+				n = p.Rounds
+			}
+		}
+		total += about
+		totalRuns += runs
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.Name, conns, requests, warmup, p.Duration, n, runs,
+			about.Round(time.Second), s.Limit(p).Formula, models)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%d runs, about %s from the plans' windows and %s to start and stop each server "+
+		"(peers included; the first run also builds the tool and the peers)\n", totalRuns, total.Round(time.Second), bench.RunOverhead)
+	return err
 }
 
 func newBenchCompareCmd() *cobra.Command {
