@@ -82,7 +82,7 @@ func caskSleep() *Scenario {
 		Name:     "cask-sleep",
 		Workload: "GET / sleeps 100 ms; 100 connections for a fixed time (wrk -c100)",
 		Seed:     "Cask benchmark: wrk -t4 -c100 -d30s on a 100 ms handler: 38 req/s on a 4-thread pool (1,076 timeouts), 936 req/s on virtual threads",
-		Changes: "Same 100 connections and 100 ms; 5 s instead of 30 s, in each of the rounds (0.6 s with --quick, virtual and " +
+		Changes: "Same 100 connections and 100 ms; 5 s instead of 30 s, in each of the rounds (0.5 s with --quick, virtual and " +
 			"pool:16 beside bare net/http). pool:16 replaces the seed's 4-thread pool; nbio/virtual serves on the event-loop engine.",
 		Peer: "sleep",
 		Full: Plan{
@@ -90,7 +90,7 @@ func caskSleep() *Scenario {
 			Timeout: 10 * time.Second, Service: 100 * time.Millisecond,
 		},
 		Quick: Plan{
-			Models: []string{"virtual", "pool:16"}, Peers: quickPeers, Connections: 100, Duration: 600 * time.Millisecond,
+			Models: []string{"virtual", "pool:16"}, Peers: quickPeers, Connections: 100, Duration: 500 * time.Millisecond,
 			Timeout: 10 * time.Second, Service: 100 * time.Millisecond,
 		},
 		Limit:      waitLimit,
@@ -105,7 +105,7 @@ func caskStatic() *Scenario {
 		Name:     "cask-static",
 		Workload: "GET /static/page.html serves a 4 KiB file from disk (web.App.Static over os.DirFS)",
 		Seed:     "Cask benchmark: 81.8k req/s on platform threads vs 75.5k on virtual threads (−8%), but it served the string \"Hello!\", not a file",
-		Changes: "Serves a real file written to a temporary directory. 100 connections for 4 s after a 1 s warm-up (0.3 s after 0.1 s " +
+		Changes: "Serves a real file written to a temporary directory. 100 connections for 4 s after a 1 s warm-up (0.5 s after 0.1 s " +
 			"with --quick, virtual and pool:16); the generator shares the 2 cores with the server. limit:16 queues up to 100, so a closed " +
 			"loop of 100 is never rejected.",
 		Full:  cpuPlan(models("limit:16,queue=100"), false),
@@ -126,7 +126,7 @@ func caskTodo() *Scenario {
 			"2 create, 2 toggle; every response must be 2xx and carry a todo",
 		Seed: "Cask benchmark: 81.9k req/s (platform) vs 76.1k (virtual), but every response was a 404: the route did not exist",
 		Changes: "A real database (SQLite in a temporary directory) and routes that exist: the run fails if any response " +
-			"is not 2xx or lacks \"id\". 100 connections for 4 s after a 1 s warm-up (0.3 s after 0.1 s with --quick, virtual " +
+			"is not 2xx or lacks \"id\". 100 connections for 4 s after a 1 s warm-up (0.5 s after 0.1 s with --quick, virtual " +
 			"and pool:16). limit:16 queues up to 100.",
 		Full:  cpuPlan(models("limit:16,queue=100"), false),
 		Quick: cpuPlan([]string{"virtual", "pool:16"}, true),
@@ -169,7 +169,7 @@ func cpuBound() *Scenario {
 		Name:     "cpu",
 		Workload: fmt.Sprintf("GET /hash hashes 4 KiB with SHA-256 %d times (about 1 MiB of hashing) and returns the digest", cpuRounds),
 		Seed:     "Cask docs: virtual threads give nothing for CPU-bound work",
-		Changes: "No seed figures to match; 100 connections for 4 s after a 1 s warm-up (0.3 s after 0.1 s with --quick, " +
+		Changes: "No seed figures to match; 100 connections for 4 s after a 1 s warm-up (0.5 s after 0.1 s with --quick, " +
 			"virtual and thread-per-task). limit:4 is twice the cores.",
 		Full:       cpuPlan(models("limit:4,queue=100"), false),
 		Quick:      cpuPlan([]string{"virtual", "thread-per-task"}, true),
@@ -251,10 +251,10 @@ func hello() *Scenario {
 		Workload: "GET / returns \"Hello World!\"; 100 connections: the framework's own overhead",
 		Seed:     "Cask's minimal application; here to set loom's web package beside bare net/http, chi, gin and echo",
 		Changes: "100 connections for 4 s after a 1 s warm-up, on both engines, compared with the peer frameworks when they are " +
-			"built. --quick: 0.3 s after 0.1 s, virtual and nbio/virtual beside bare net/http.",
+			"built. --quick: 0.5 s after 0.1 s, virtual beside bare net/http.",
 		Peer:  "hello",
 		Full:  cpuPlan(helloModels(), false),
-		Quick: withPeers(cpuPlan([]string{"virtual", "nbio/virtual"}, true), quickPeers),
+		Quick: withPeers(cpuPlan([]string{"virtual"}, true), quickPeers),
 		Limit: func(Plan) Limit {
 			return Limit{Formula: "CPU-bound: no closed form; compare with bare net/http"}
 		},
@@ -265,10 +265,10 @@ func hello() *Scenario {
 }
 
 // cpuPlan is the plan of a CPU-bound scenario: 100 connections, warmed up
-// for 1 s and measured for 4 s in each round; 0.1 s and 0.3 s with quick.
+// for 1 s and measured for 4 s in each round; 0.1 s and 0.5 s with quick.
 func cpuPlan(models []string, quick bool) Plan {
 	if quick {
-		return Plan{Models: models, Connections: 100, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond}
+		return Plan{Models: models, Connections: 100, Warmup: 100 * time.Millisecond, Duration: 500 * time.Millisecond}
 	}
 	return Plan{Models: models, Connections: 100, Warmup: time.Second, Duration: 4 * time.Second}
 }

@@ -185,11 +185,12 @@ func TestProgressLines(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("progress printed %d lines; want 3:\n%s", len(lines), out.String())
 	}
-	if lines[0] != "2 runs, about 6.2s" {
-		t.Errorf("first line %q; want %q", lines[0], "2 runs, about 6.2s")
+	if want := "2 runs, about " + short(5*time.Second+2*RunOverhead); lines[0] != want {
+		t.Errorf("first line %q; want %q", lines[0], want)
 	}
-	if !strings.HasPrefix(lines[1], "[1/2] hello") || !strings.Contains(lines[1], "~3.6s left") || !strings.HasSuffix(lines[1], "  ok") {
-		t.Errorf("line %q; want run 1/2, ~3.6s left, ok alone", lines[1])
+	left := "~" + short(3*time.Second+RunOverhead) + " left"
+	if !strings.HasPrefix(lines[1], "[1/2] hello") || !strings.Contains(lines[1], left) || !strings.HasSuffix(lines[1], "  ok") {
+		t.Errorf("line %q; want run 1/2, %s, ok alone", lines[1], left)
 	}
 	if !strings.HasPrefix(lines[2], "[2/2] hello") || !strings.Contains(lines[2], "~0s left") || !strings.HasSuffix(lines[2], "failed: it broke") {
 		t.Errorf("line %q; want run 2/2, ~0s left, the failure's first line", lines[2])
@@ -235,8 +236,8 @@ func TestProgressBar(t *testing.T) {
 	var out bytes.Buffer
 	p := newProgress(&out, true, jobs)
 	p.begin(0, jobs[0])
-	if !strings.Contains(out.String(), "(~10.6s in all)") {
-		t.Errorf("drew %q; want the next run's 10.6s in all", out.String())
+	if all := "(~" + short(10*time.Second+RunOverhead) + " in all)"; !strings.Contains(out.String(), all) {
+		t.Errorf("drew %q; want the next run's %s", out.String(), all)
 	}
 }
 

@@ -138,7 +138,7 @@ func TestPlanPeersFollowTheModelsRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	by = modelsBy(jobs)
-	if want := []string{"virtual", "nbio/virtual", "peer:nethttp"}; !slices.Equal(by["hello"], want) {
+	if want := []string{"virtual", "peer:nethttp"}; !slices.Equal(by["hello"], want) {
 		t.Errorf("--quick with peers: hello runs %q; want %q", by["hello"], want)
 	}
 	if want := []string{"pool", "virtual", "peer:protoactor"}; !slices.Equal(by["actor-echo"], want) {

@@ -26,14 +26,14 @@ func idleConns() *Scenario {
 		Changes: fmt.Sprintf("%s idle connections asked, fewer where the file descriptor limit or the local port range "+
 			"do not allow them (the report says which; each side holds one end in its own process); RSS per idle "+
 			"connection is the server's RSS with them open less before, ÷ connections. The active load is hello's, "+
-			"100 connections for 4 s after a 1 s warm-up. --quick: 1,000 idle, 0.3 s after 0.1 s.", count(idleConnsAsked)),
+			"100 connections for 4 s after a 1 s warm-up. --quick: 1,000 idle, 0.5 s after 0.1 s.", count(idleConnsAsked)),
 		Full: Plan{
 			Models: []string{"virtual", "nbio/virtual"}, Connections: 100, Idle: idleConnsAsked,
 			Warmup: time.Second, Duration: 4 * time.Second, Timeout: 30 * time.Second,
 		},
 		Quick: Plan{
 			Models: []string{"virtual", "nbio/virtual"}, Connections: 100, Idle: 1000,
-			Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Timeout: 10 * time.Second,
+			Warmup: 100 * time.Millisecond, Duration: 500 * time.Millisecond, Timeout: 10 * time.Second,
 		},
 		Limit: func(Plan) Limit {
 			return Limit{Formula: "CPU-bound: no closed form; the figure to read is the memory per idle connection"}
