@@ -185,7 +185,8 @@ func testCatalogue() []*Scenario {
 		},
 		{
 			Name: "test-sleep", Workload: "GET / sleeps 50 ms", Quick: Plan{
-				Models: []string{"virtual", "pool:2"}, Connections: 4, Duration: 300 * time.Millisecond,
+				// 1 s: a busy machine can take 300 ms to answer the first.
+				Models: []string{"virtual", "pool:2"}, Connections: 4, Duration: time.Second,
 				Service: 50 * time.Millisecond,
 			},
 			Limit: waitLimit, Targets: get("/"), ExpectBody: "Hello World!", Serve: serveSleep("/"),

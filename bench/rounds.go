@@ -90,7 +90,12 @@ func worse(a, b Status) bool {
 // summariseRounds folds one model's rounds (in the order they ran, each with its
 // round number and position) into the model's run. Throughput and each
 // latency percentile are the medians over the rounds; Requests and Errors
-// the totals; Status the worst round's, with its Failure and Stderr. The
+// the totals; Status the worst round's, with its Failure and Stderr, where
+// a round that served nothing in its window, without crashing, counts only
+// when no round served: its throughput of 0 stays in the rounds, where it
+// widens the spread, and the verdict names it, but a model that served in
+// its other rounds is not called failed for a window too short for a busy
+// machine. The
 // server's figures, samples, steps and idle costs, and the load result, are
 // those of the median round: the round whose throughput is the median (the
 // lower middle one for an even count), a real run whose figures belong
@@ -113,10 +118,14 @@ func summariseRounds(runs []ModelRun, rounds []Round) ModelRun {
 	out.Rounds = rounds
 	out.Requests, out.Errors = 0, 0
 	var worst *ModelRun
+	served := slices.ContainsFunc(runs, func(r ModelRun) bool { return r.Requests > 0 })
 	for i := range runs {
 		r := &runs[i]
 		out.Requests += r.Requests
 		out.Errors += r.Errors
+		if served && r.Requests == 0 && r.Status != StatusCrashed {
+			continue
+		}
 		if worst == nil || worse(r.Status, worst.Status) {
 			worst = r
 		}

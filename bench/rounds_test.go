@@ -2,6 +2,7 @@ package bench
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -70,5 +71,27 @@ func TestSummariseRounds(t *testing.T) {
 	}
 	if len(got.Rounds) != 4 || got.Rounds[1].Status != StatusCrashed {
 		t.Errorf("rounds %+v; want all four kept", got.Rounds)
+	}
+
+	// A round that served nothing, without crashing, stays a round of 0
+	// but does not make the model failed while other rounds served.
+	runs = []ModelRun{run(300, 30*time.Millisecond, StatusOK, 3), run(400, 20*time.Millisecond, StatusOK, 4),
+		{Model: "m", Status: StatusFailed, Failure: "no request served: no errors"}}
+	rounds = nil
+	for i, r := range runs {
+		rounds = append(rounds, roundOf(r, i+1, 1))
+	}
+	got = summariseRounds(runs, rounds)
+	if got.Status != StatusOK || got.ThroughputSpread.Min != 0 || got.Throughput != 300 {
+		t.Errorf("status %s, throughput %v, spread %+v; want ok, the median 300 of 0–400", got.Status, got.Throughput, got.ThroughputSpread)
+	}
+	sc := ScenarioResult{Runs: []ModelRun{got}}
+	judge(&sc)
+	if want := "m served nothing in 1 of 3 rounds (counted as 0)"; !strings.Contains(sc.Verdict, want) {
+		t.Errorf("verdict %q lacks %q", sc.Verdict, want)
+	}
+	runs = runs[2:]
+	if got := summariseRounds(runs, rounds[2:]); got.Status != StatusFailed {
+		t.Errorf("no round served: status %s; want failed", got.Status)
 	}
 }

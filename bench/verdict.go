@@ -223,7 +223,7 @@ func verdict(sr *ScenarioResult, best *ModelRun) string {
 	default:
 		fmt.Fprintf(&b, "%s is best at %s", best.Model, figure)
 	}
-	for _, group := range [][]string{capped, slower, broke} {
+	for _, group := range [][]string{capped, slower, broke, emptyRounds(sr.Runs)} {
 		if len(group) > 0 {
 			b.WriteString("; " + strings.Join(group, "; "))
 		}
@@ -322,6 +322,28 @@ func describeRun(r ModelRun) string {
 		return "failed" + inRounds(r, StatusFailed) + ": " + firstLine(r.Failure, 120)
 	}
 	return string(r.Status)
+}
+
+// emptyRounds names the models that served in some rounds and nothing in
+// others (a window too short for the machine's load, most often): "pool:16
+// served nothing in 1 of 4 rounds (counted as 0)".
+func emptyRounds(runs []ModelRun) []string {
+	var out []string
+	for _, r := range runs {
+		if broken(&r) {
+			continue
+		}
+		n := 0
+		for _, rd := range r.Rounds {
+			if rd.Requests == 0 && rd.Status != StatusCrashed {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%s served nothing in %d of %d rounds (counted as 0)", r.Model, n, len(r.Rounds)))
+		}
+	}
+	return out
 }
 
 // inRounds says in how many of its rounds a run ended with status, when it
