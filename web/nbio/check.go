@@ -106,7 +106,28 @@ func trimOWS(v string) string {
 
 // validFieldValue reports whether v holds only field-vchar, SP, HTAB and
 // obs-text (RFC 9110 §5.5): no control byte (NUL, a bare CR) and no DEL.
+// It tests eight bytes at a time and looks at the bytes one by one only in
+// a word that may hold one (a tab does): the check runs on every field of
+// every request.
 func validFieldValue(v string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(v); i += 8 {
+		w := uint64(v[i]) | uint64(v[i+1])<<8 | uint64(v[i+2])<<16 | uint64(v[i+3])<<24 |
+			uint64(v[i+4])<<32 | uint64(v[i+5])<<40 | uint64(v[i+6])<<48 | uint64(v[i+7])<<56
+		// A byte below 0x20 or equal to 0x7f sets its high bit here (and
+		// maybe, by the borrow, one above it); obs-text bytes, whose high
+		// bit is set, never do.
+		below := (w - 0x20*ones) &^ w & highs
+		del := ((w ^ 0x7f*ones) - ones) &^ (w ^ 0x7f*ones) & highs
+		if below|del != 0 && !validFieldBytes(v[i:i+8]) {
+			return false
+		}
+	}
+	return validFieldBytes(v[i:])
+}
+
+func validFieldBytes(v string) bool {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
 			return false
