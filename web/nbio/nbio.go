@@ -10,10 +10,13 @@
 //
 // Requests go to the App, and so to their route's executor, exactly as
 // under net/http, with the same timeouts and limits, and Hijack works (so
-// web/websocket does). What differs is in docs/web.md ("choosing an
-// engine"): nbio reads a whole request body before the handler runs
-// (bounded by the largest WithBodyLimit of the App), and a request the engine
-// refuses closes the connection at once.
+// web/websocket does). The engine checks each request line and field line
+// as net/http does before the App sees the request, so both engines serve
+// and refuse the same requests (web/nbio/conformance_test.go, FuzzParity).
+// What differs is in docs/web.md ("choosing an engine"): nbio reads a whole
+// request body before the handler runs (bounded by the largest
+// WithBodyLimit of the App), and a request the engine refuses closes the
+// connection once its answer is written.
 package nbio
 
 import (
