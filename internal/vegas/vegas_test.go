@@ -247,6 +247,37 @@ func TestVegasProbesOnlyACreptBase(t *testing.T) {
 	}
 }
 
+// A window's base exactly the slack above the floor has not crept: no
+// probe. Only a rise past the slack counts (a floor of 90.909091 ms has a
+// slack of 9.090909 ms, which makes the 100 ms base exactly its edge).
+func TestVegasProbesOnlyPastTheSlack(t *testing.T) {
+	hold := 100 * time.Millisecond
+	floor := 90909091 * time.Nanosecond
+	if floor+slack(floor) != hold {
+		t.Fatalf("floor %v + slack %v is not the base %v", floor, slack(floor), hold)
+	}
+	v := New(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow)
+	now := time.Duration(0)
+	least := v.Current()
+	until := func(end time.Duration) { // rounds of the 100 clients the limit lets in
+		for now < end {
+			n := min(v.Current(), 100)
+			start := now
+			now += hold
+			for range n {
+				v.Observe(start, hold, now, n, Succeeded)
+			}
+			least = min(least, v.Current())
+		}
+	}
+	until(800 * time.Millisecond)
+	v.limit, v.threshold, v.floor, least = 90, 90, floor, 90
+	until(1500 * time.Millisecond) // past the first window's end, at 1 s
+	if least < 90 {
+		t.Errorf("limit down to %d from 90 with the base exactly the slack above the floor; want no probe", least)
+	}
+}
+
 // TestVegasTarget checks the latency at which the limit stops growing,
 // below and above the limit where alpha tasks would wait (alpha is 3 steps:
 // 3 up to a limit of 10, 6 at 100): at most alpha, the base; above it, the
@@ -589,5 +620,35 @@ func TestVegasDecideAtBeta(t *testing.T) {
 			t.Errorf("%s: limit %d, congested %v, strained %v; want %d, %v, %v",
 				tc.name, got, v.congested, v.strained, tc.want, tc.congestedAfter, tc.strn)
 		}
+	}
+}
+
+// FollowingQueue lets half the limit wait, rounded down, and at least one
+// task.
+func TestFollowingQueue(t *testing.T) {
+	for limit, want := range map[int]int{0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 2, 100: 50, 101: 50} {
+		if got := FollowingQueue(limit); got != want {
+			t.Errorf("FollowingQueue(%d) = %d; want %d", limit, got, want)
+		}
+	}
+}
+
+// Observe reports a change exactly when the limit moved: a window that ends
+// calm with the limit already at its maximum changes nothing, and says so.
+func TestVegasObserveReportsOnlyAChange(t *testing.T) {
+	v := New(10, 1, 10, time.Second)
+	now := time.Duration(0)
+	for range 300 { // 3 s of rounds of two tasks: calm windows, the limit at its maximum
+		start := now
+		now += 10 * time.Millisecond
+		for range 2 {
+			before := v.Current()
+			if changed := v.Observe(start, 10*time.Millisecond, now, 2, Succeeded); changed != (v.Current() != before) {
+				t.Fatalf("at %v: Observe says changed=%v, limit %d → %d", now, changed, before, v.Current())
+			}
+		}
+	}
+	if got := v.Current(); got != 10 {
+		t.Errorf("limit %d; want 10, the maximum, kept", got)
 	}
 }
