@@ -188,6 +188,57 @@ func TestSemaphoreCancelRacesHandOff(t *testing.T) {
 	t.Logf("first waiter: %d acquired, %d stopped", got[Acquired], got[Stopped])
 }
 
+// TestSemaphoreStoppedWaiterPassesItsTokenOn closes a waiter's done channel
+// and then hands it a token, or closes the semaphore, before the waiter runs
+// again (one P: the waiter parked in its select wakes for done, and runs only
+// when the test goroutine blocks). A waiter stopped first returns Stopped and
+// passes the token it was handed to the next waiter; woken by the close, it
+// returns Closed (or Stopped, had it left the queue first) and returns no
+// token it never held.
+func TestSemaphoreStoppedWaiterPassesItsTokenOn(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for range 100 {
+		s := New(1)
+		if ok, _ := s.TryAcquire(); !ok {
+			t.Fatal("tryAcquire on an empty semaphore failed")
+		}
+		done := make(chan struct{})
+		first := make(chan Result, 1)
+		go func() { first <- s.Wait(done) }()
+		waitForQueue(s, 1)
+		second := make(chan Result, 1)
+		go func() { second <- s.Wait(nil) }()
+		waitForQueue(s, 2)
+		close(done)
+		s.Release()
+		if r := <-first; r != Stopped {
+			t.Fatalf("first waiter, stopped before the token reached it: wait = %v; want Stopped", r)
+		}
+		if r := <-second; r != Acquired {
+			t.Fatalf("second waiter: wait = %v; want Acquired, the token passed on", r)
+		}
+		s.Release()
+
+		s = New(1)
+		if ok, _ := s.TryAcquire(); !ok {
+			t.Fatal("tryAcquire on an empty semaphore failed")
+		}
+		done = make(chan struct{})
+		go func() { first <- s.Wait(done) }()
+		waitForQueue(s, 1)
+		close(done)
+		s.Close()
+		if r := <-first; r != Closed && r != Stopped {
+			t.Fatalf("waiter stopped, then woken by the close: wait = %v; want Closed or Stopped", r)
+		}
+		if got := s.Held(); got != 1 {
+			t.Fatalf("%d tokens held after the waiter returned; want 1, the test's own", got)
+		}
+		s.Release()
+		<-s.Idle()
+	}
+}
+
 // TestSemaphoreCloseWakesEveryWaiter blocks waiters, with and without a done
 // channel, on a full semaphore, then closes it: each must return closed at
 // once, and idle must close only when the held token comes back.
