@@ -42,6 +42,7 @@ func TestParseResponse(t *testing.T) {
 		{name: "HTTP/1.0 keep-alive", in: "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nx", status: 200, body: "x"},
 		{name: "connection close", in: "HTTP/1.1 200 OK\r\nConnection: Keep-Alive, Close\r\nContent-Length: 1\r\n\r\nx", status: 200, body: "x", close: true},
 		{name: "204 has no body", in: "HTTP/1.1 204 No Content\r\n\r\n", status: 204},
+		{name: "204 has no body, whatever its length says", in: "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n", status: 204},
 		{name: "HEAD has no body", in: "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", head: true, status: 200},
 		{name: "1xx skipped", in: "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", status: 200, body: "ok"},
 		{name: "same length twice", in: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok", status: 200, body: "ok"},
@@ -222,5 +223,47 @@ func TestConsumeDiscardsABodyLongerThanTheBuffer(t *testing.T) {
 	}
 	if rest, _ := io.ReadAll(br); string(rest) != "next" {
 		t.Errorf("left %q after the body; want %q", rest, "next")
+	}
+}
+
+// TestParseChunkSizeAndDecimal takes the two number parsers at every edge
+// of their digits, their length and their white space: a byte just outside
+// each digit range is refused by the parser itself, not later by a body
+// that turns out short.
+func TestParseChunkSizeAndDecimal(t *testing.T) {
+	for _, tc := range []struct {
+		in string
+		v  int64
+		ok bool
+	}{
+		{"0", 0, true}, {"9", 9, true}, {"a", 10, true}, {"f", 15, true}, {"A", 10, true}, {"F", 15, true},
+		{"/", 0, false}, {":", 0, false}, {"`", 0, false}, {"g", 0, false}, {"@", 0, false}, {"G", 0, false},
+		{"", 0, false}, {" ", 0, false}, {";ext", 0, false},
+		{"\t1f \t;ext=1", 31, true},
+		{strings.Repeat("f", 15), 1<<60 - 1, true},
+		{strings.Repeat("0", 16), 0, false},
+	} {
+		if v, ok := parseChunkSize([]byte(tc.in)); v != tc.v || ok != tc.ok {
+			t.Errorf("parseChunkSize(%q) = %d, %v; want %d, %v", tc.in, v, ok, tc.v, tc.ok)
+		}
+	}
+	for _, tc := range []struct {
+		in string
+		v  int64
+		ok bool
+	}{
+		{"0", 0, true}, {"9", 9, true}, {"/", 0, false}, {":", 0, false},
+		{"", 0, false},
+		{strings.Repeat("9", 18), 999999999999999999, true},
+		{strings.Repeat("0", 19), 0, false},
+	} {
+		if v, ok := parseDecimal([]byte(tc.in)); v != tc.v || ok != tc.ok {
+			t.Errorf("parseDecimal(%q) = %d, %v; want %d, %v", tc.in, v, ok, tc.v, tc.ok)
+		}
+	}
+	for in, want := range map[string]string{"": "", " \t": "", "\t2\t": "2", " a b ": "a b"} {
+		if got := string(trimSpace([]byte(in))); got != want {
+			t.Errorf("trimSpace(%q) = %q; want %q", in, got, want)
+		}
 	}
 }
