@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -117,6 +118,52 @@ func TestErrorsInJSON(t *testing.T) {
 		if rec.Code != http.StatusConflict || rec.Body.String() != body {
 			t.Errorf("%s: %s: got %d %q; want 409 %q", tc.header, tc.value, rec.Code, rec.Body.String(), body)
 		}
+	}
+}
+
+// TestErrorLogLevels: an error the client caused (it left, or stopped
+// reading) is logged at Debug and nothing more is written; any other
+// error after the response began is logged at Error.
+func TestErrorLogLevels(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		write   bool // the handler writes part of a response first
+		leave   bool // the client leaves during the handler
+		err     error
+		level   string
+		message string
+	}{
+		{"error after the response began", true, false, errors.New("too late"), "ERROR", "handler error after response began"},
+		{"client not reading", true, false, fmt.Errorf("write: %w", os.ErrDeadlineExceeded), "DEBUG", "client gone or not reading"},
+		{"client gone after the response began", true, true, errors.New("write failed"), "DEBUG", "client gone or not reading"},
+		{"client gone at its deadline", false, true, context.DeadlineExceeded, "DEBUG", "client gone"},
+		{"client gone, cancelled", false, true, context.Canceled, "DEBUG", "client gone"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs logBuffer
+			app := newApp(t, web.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+				if tc.write {
+					_, _ = io.WriteString(w, "partial")
+				}
+				if tc.leave {
+					cancel()
+				}
+				return tc.err
+			})
+			req := httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx)
+			rec := httptest.NewRecorder()
+			app.ServeHTTP(rec, req)
+			want := fmt.Sprintf("level=%s msg=%q", tc.level, tc.message)
+			if got := logs.String(); !strings.Contains(got, want) || (tc.level != "ERROR" && strings.Contains(got, "level=ERROR")) {
+				t.Errorf("log:\n%s\nwant a line with %s and none at ERROR", got, want)
+			}
+			if body := rec.Body.String(); !tc.write && body != "" {
+				t.Errorf("body %q after the client left; want nothing written", body)
+			}
+		})
 	}
 }
 
