@@ -74,7 +74,7 @@ func blockingChild(guarded bool) {
 	}
 	wg.Wait()
 	samples := osthreads.NewSampler()
-	threads, _ := samples.Read()
+	threads := samples.Read().Total
 	fmt.Printf("calls=%d peak=%d bound=%d threads=%d\n", calls.Load(), peak.Load(), bound, threads)
 	if peak.Load() > int64(bound) {
 		fmt.Println("peak above the bound")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loomrt/loom/internal/latency"
+	"github.com/loomrt/loom/internal/threadbudget"
 )
 
 // core holds what every executor shares: identity, counters, the panic
@@ -26,7 +27,9 @@ type core struct {
 	epoch         time.Time
 	sampleShift   uint // see sampleShift; 64 times every task
 	untimed       bool // time no task: lets the benchmarks show what timing costs
-	ignoreThreads bool // WithoutThreadWatch
+	// budget is the thread budget each task takes a unit of: threadBudget,
+	// or unguarded, which never runs out, under WithoutThreadWatch.
+	budget *threadbudget.Budget
 
 	// Admission and completion write the first group of counters. Virtual
 	// and ThreadPerTask write them at both ends of a task, and keep them on
@@ -84,7 +87,10 @@ func (c *core) init(kind Kind, cfg config, workers, queueCapacity int) {
 	c.workers = workers
 	c.queueCapacity = queueCapacity
 	c.full = cfg.full
-	c.ignoreThreads = cfg.ignoreThreads
+	c.budget = threadBudget
+	if cfg.ignoreThreads {
+		c.budget = unguarded
+	}
 	c.onPanic = cfg.onPanic
 	if c.onPanic == nil {
 		logger := cfg.logger
@@ -104,22 +110,26 @@ func (c *core) init(kind Kind, cfg config, workers, queueCapacity int) {
 	c.closing = make(chan struct{})
 }
 
-// refuses reports whether a tripped ThreadWatch refuses a new task, and
-// counts the refusal. While no watch is tripped it is one atomic load.
+// refuses reports whether the thread watch refuses a new task, and counts
+// the refusal. Each task takes one unit of the thread budget: one atomic
+// add.
 func (c *core) refuses() bool {
-	if threadRefusals.tripped.Load() == 0 {
+	if c.budget.Take() {
 		return false // inlined into Go and Run: the rest is not
 	}
-	return c.refusesTripped()
+	return c.refusesSpent()
 }
 
-// refusesTripped is kept out of line so that refuses inlines.
+// refusesSpent is kept out of line so that refuses inlines: the budget is
+// spent, so it reads the thread counts again, if no one did just now, and
+// refuses the task if that allows none.
 //
 //go:noinline
-func (c *core) refusesTripped() bool {
-	if !threadRefusals.refuse(c.name, c.ignoreThreads) {
+func (c *core) refusesSpent() bool {
+	if c.budget.Refill() && c.budget.Take() {
 		return false
 	}
+	threadRefusals.count(c.name)
 	c.rejected.Add(1)
 	c.rejectedByWatch.Add(1)
 	return true

@@ -12,29 +12,19 @@ import (
 	"time"
 
 	"github.com/loomrt/loom/internal/osthreads"
+	"github.com/loomrt/loom/internal/threadbudget"
 )
 
-// A ThreadWatch guards the process against running out of OS threads. A
-// goroutine blocked in cgo or a raw system call holds a thread, and past the
-// runtime's limit (debug.SetMaxThreads, 10,000 by default) the process dies
-// with "fatal error: thread exhaustion". While it runs, the watch reads the
-// runtime's thread count (runtime/metrics) and, from the moment the count
-// reaches the high-water mark until it falls below the low-water mark, every
-// loom executor built without WithoutThreadWatch refuses new tasks with
-// ErrRejected (web answers 503). It logs once when an episode begins and once
-// when it ends, naming the executors that refused tasks.
-//
-// The marks are fractions of the thread limit, read afresh as the watch
-// runs, so a later debug.SetMaxThreads moves them. In use are the threads of
-// goroutines in system calls or cgo, those running Go code, and those the
-// workers of Threads and the tasks of ThreadPerTask keep locked; the runtime
-// keeps idle threads for reuse, so the total it owns never falls after a
-// burst, and is reported apart.
-//
-// Set the fields, then call Start; the zero value is ready to use. Start
-// starts one goroutine, which Close stops. Several watches may run; the
-// executors refuse while any is tripped. Its methods are safe for
-// concurrent use.
+// A ThreadWatch keeps the process below its OS thread limit
+// (debug.SetMaxThreads), past which it dies of "thread exhaustion". While it
+// runs, the executors built without WithoutThreadWatch admit, between two
+// readings of the thread counts, at most the high-water mark less the threads
+// in use and the runnable goroutines at the last reading, and refuse the rest
+// with ErrRejected (web: 503); each task holds at most one thread, so a burst
+// cannot pass the mark (docs/overload.md: tasks that park before they block).
+// From a reading at the mark until one below the low-water mark they refuse
+// every task; the watch logs that episode. Set the fields, then Start (one
+// goroutine, stopped by Close); the zero value is ready; safe for concurrent use.
 type ThreadWatch struct {
 	// High is the high-water mark, a fraction of the thread limit in (0, 1];
 	// 0 means 0.8.
@@ -43,9 +33,10 @@ type ThreadWatch struct {
 	// (0, High); 0 means three quarters of High.
 	Low float64
 	// Every is how often the count is read once it is past half the
-	// high-water mark; below that, ten times less often. 0 means 1 ms,
-	// which stays ahead of the few thousand threads a second that the
-	// runtime creates for blocked goroutines on a small machine.
+	// high-water mark; below that, ten times less often. 0 means 1 ms. An
+	// executor that has admitted the whole allowance reads the count itself
+	// (at most every 100 µs), so a fast workload is not held to the
+	// interval.
 	Every time.Duration
 	// Logger receives the episode reports; nil means slog.Default().
 	Logger *slog.Logger
@@ -151,7 +142,9 @@ func (w *ThreadWatch) Close() error {
 	if w.tripped.Swap(false) {
 		w.untrip("the watch was closed")
 	}
-	watched.running.Add(-1)
+	if watched.running.Add(-1) == 0 {
+		threadBudget.Unbound()
+	}
 	return nil
 }
 
@@ -210,7 +203,8 @@ func (w *ThreadWatch) loop(samples *osthreads.Sampler, next time.Duration, stop,
 // check reads the count, trips or recovers, and returns when to read next.
 func (w *ThreadWatch) check(samples *osthreads.Sampler) time.Duration {
 	limit := osthreads.MaxThreads()
-	total, count := samples.Read()
+	counts := samples.Read()
+	total, count := counts.Total, counts.InUse
 	w.limit.Store(int64(limit))
 	w.threads.Store(int64(total))
 	w.inUse.Store(int64(count))
@@ -239,6 +233,7 @@ func (w *ThreadWatch) check(samples *osthreads.Sampler) time.Duration {
 		w.tripped.Store(false)
 		w.untrip(fmt.Sprintf("%d threads in use, below the low-water mark %d", count, low))
 	}
+	threadBudget.Set(high, count, counts.Runnable)
 	every := w.Every
 	if every == 0 {
 		every = time.Millisecond
@@ -256,6 +251,14 @@ func (w *ThreadWatch) untrip(why string) {
 		"why", why, "refused", refused)
 }
 
+// threadBudget is how many tasks the executors may admit until the next
+// reading of the thread counts (see package threadbudget).
+var threadBudget = threadbudget.New()
+
+// unguarded is the budget of the executors built WithoutThreadWatch: never
+// set, it never runs out.
+var unguarded = threadbudget.New()
+
 // threadRefusals counts the tripped watches, and the tasks each executor
 // refused during the current episode, for the report at its end.
 var threadRefusals refusals
@@ -270,6 +273,7 @@ func (r *refusals) trip() {
 	r.mu.Lock()
 	if r.tripped.Add(1) == 1 {
 		r.byName = make(map[string]uint64)
+		threadBudget.Hold()
 	}
 	r.mu.Unlock()
 }
@@ -281,6 +285,10 @@ func (r *refusals) untrip() string {
 	defer r.mu.Unlock()
 	if r.tripped.Add(-1) != 0 {
 		return "(another watch is still tripped)"
+	}
+	threadBudget.Release()
+	if watched.running.Load() == 0 {
+		threadBudget.Unbound()
 	}
 	var b strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(r.byName)) {
@@ -300,17 +308,22 @@ func (r *refusals) untrip() string {
 	return b.String()
 }
 
-// refuse reports whether a tripped watch refuses new tasks, unless ignore
-// is set, and counts the refusal against the executor called name. One
-// atomic load while no watch is tripped.
+// refuse reports whether the thread budget refuses a new task, unless
+// ignore is set, and counts the refusal against the executor called name.
 func (r *refusals) refuse(name string, ignore bool) bool {
-	if r.tripped.Load() == 0 || ignore {
+	if ignore || threadBudget.Take() || threadBudget.Refill() && threadBudget.Take() {
 		return false
 	}
+	r.count(name)
+	return true
+}
+
+// count counts a refusal against the executor called name, for the report
+// at the end of the current episode, if one is under way.
+func (r *refusals) count(name string) {
 	r.mu.Lock()
 	if r.byName != nil {
 		r.byName[name]++
 	}
 	r.mu.Unlock()
-	return true
 }

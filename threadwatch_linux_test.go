@@ -3,17 +3,21 @@ package loom
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loomrt/loom/internal/osthreads"
 )
 
 // childEnv names the child-process test a re-executed test binary runs.
@@ -22,12 +26,12 @@ const childEnv = "LOOM_TEST_CHILD"
 // runChild runs the test named test in a child process with childEnv set to
 // role, and returns its output. The thread limit these tests lower applies to
 // the whole process, so they cannot run in the parent.
-func runChild(t *testing.T, test, role string) (stdout, stderr string, err error) {
+func runChild(t *testing.T, test, role string, env ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+test+"$", "-test.v")
-	cmd.Env = append(os.Environ(), childEnv+"="+role)
+	cmd.Env = append(append(os.Environ(), childEnv+"="+role), env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
@@ -135,6 +139,101 @@ func watchChild() error {
 		return fmt.Errorf("log %q; want two lines, the second with refused=child=1", log)
 	}
 	fmt.Printf("tripped at %d in use (%d threads, peak %d)\n", s.InUse, s.Threads, s.PeakThreads)
+	return nil
+}
+
+// TestThreadWatchBoundsABurst sends a burst of blocking tasks at a process
+// whose thread limit is lowered, all within one reading interval of its
+// watch: each admitted task holds its thread in a raw system call for a
+// second, so a guard that only samples the thread count admits every one of
+// them and the process dies of thread exhaustion. The thread budget admits
+// no more than the headroom at the last reading, and the child lives. The
+// burst comes as a thousand callers of Run, as an HTTP server's connections
+// run their handlers, and as a thousand calls of Go from one goroutine, whose
+// tasks are runnable, not yet blocked, when the budget is read again; each at
+// GOMAXPROCS 1, 2 and 8.
+func TestThreadWatchBoundsABurst(t *testing.T) {
+	if role := os.Getenv(childEnv); role == "burst-run" || role == "burst-go" {
+		if err := burstChild(role == "burst-go"); err != nil {
+			fmt.Println("FAIL:", err)
+			os.Exit(2)
+		}
+		return
+	}
+	if testing.Short() {
+		t.Skip("starts child processes with a burst of blocked threads")
+	}
+	for _, role := range []string{"burst-run", "burst-go"} {
+		for _, procs := range []int{1, 2, 8} {
+			t.Run(fmt.Sprintf("%s/GOMAXPROCS=%d", role, procs), func(t *testing.T) {
+				out, errOut, err := runChild(t, "TestThreadWatchBoundsABurst", role, "GOMAXPROCS="+strconv.Itoa(procs))
+				if diedOfThreads(errOut) {
+					t.Fatalf("child died of thread exhaustion: the burst crossed the thread limit\nstderr: %s", lastLines(errOut, 5))
+				}
+				if err != nil || !strings.Contains(out, "admitted=") {
+					t.Fatalf("child: %v\nstdout: %s\nstderr: %s", err, out, lastLines(errOut, 5))
+				}
+				t.Log(lineWith(out, "admitted="))
+			})
+		}
+	}
+}
+
+// burstChild lowers the thread limit to 200 and starts a watch that reads
+// the count once, at Start, and then not for an hour: the whole burst
+// arrives within one interval. A thousand tasks that each hold their thread
+// for a second are submitted at once to a Virtual executor: by a thousand
+// callers of Run released together, or by one goroutine calling Go. Some
+// must be admitted and some refused.
+func burstChild(viaGo bool) error {
+	const limit, tasks = 200, 1000
+	debug.SetMaxThreads(limit)
+	w := &ThreadWatch{Every: time.Hour, Logger: slog.New(slog.DiscardHandler)}
+	if err := w.Start(); err != nil {
+		return err
+	}
+	defer w.Close()
+	e := Virtual()
+	defer e.Shutdown(context.Background())
+	var admitted, refused atomic.Int64
+	count := func(err error) {
+		switch {
+		case err == nil:
+			admitted.Add(1)
+		case errors.Is(err, ErrRejected):
+			refused.Add(1)
+		default:
+			fmt.Println("submit:", err)
+		}
+	}
+	block := func(context.Context) { sleepThread(time.Second) }
+	if viaGo {
+		for range tasks {
+			count(e.Go(context.Background(), block))
+		}
+	} else {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range tasks {
+			wg.Go(func() {
+				<-start
+				count(e.Run(context.Background(), block))
+			})
+		}
+		close(start)
+		wg.Wait()
+	}
+	if err := e.Shutdown(context.Background()); err != nil {
+		return err
+	}
+	threads := osthreads.NewSampler().Read().Total
+	fmt.Printf("admitted=%d refused=%d threads=%d limit=%d\n", admitted.Load(), refused.Load(), threads, limit)
+	if admitted.Load() == 0 || refused.Load() == 0 {
+		return fmt.Errorf("%d admitted, %d refused; want some of each", admitted.Load(), refused.Load())
+	}
+	if s := e.Stats(); s.RejectedByWatch != uint64(refused.Load()) {
+		return fmt.Errorf("Stats().RejectedByWatch = %d; want the %d refused", s.RejectedByWatch, refused.Load())
+	}
 	return nil
 }
 

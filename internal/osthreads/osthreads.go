@@ -45,6 +45,7 @@ var metricNames = [...]string{
 	"/sched/threads/total:threads",           // OS threads the runtime owns, idle ones included
 	"/sched/goroutines/not-in-go:goroutines", // in a system call or cgo: each holds a thread
 	"/sched/gomaxprocs:threads",              // threads running Go code at most
+	"/sched/goroutines/runnable:goroutines",  // ready to run: each may block a thread once it runs
 }
 
 // A Sampler reads the thread counts. It is not safe for concurrent use:
@@ -62,9 +63,15 @@ func NewSampler() *Sampler {
 	return &s
 }
 
-// Read returns the OS threads the runtime owns and how many of them are in
-// use, estimated (see the package documentation).
-func (s *Sampler) Read() (total, inUse int) {
+// Counts are the thread figures of one reading.
+type Counts struct {
+	Total    int // OS threads the runtime owns, idle ones included
+	InUse    int // of which in use, estimated (see the package documentation)
+	Runnable int // goroutines ready to run but not running, approximately
+}
+
+// Read returns the thread counts now.
+func (s *Sampler) Read() Counts {
 	metrics.Read(s.samples[:])
 	value := func(i int) int {
 		if s.samples[i].Value.Kind() != metrics.KindUint64 {
@@ -72,15 +79,17 @@ func (s *Sampler) Read() (total, inUse int) {
 		}
 		return int(s.samples[i].Value.Uint64())
 	}
-	total = value(0)
-	inUse = min(total, value(1)+value(2)+int(locked.Load()))
-	return total, inUse
+	total := value(0)
+	return Counts{
+		Total:    total,
+		InUse:    min(total, value(1)+value(2)+int(locked.Load())),
+		Runnable: value(3),
+	}
 }
 
 // Live returns how many OS threads the runtime owns now.
 func Live() int {
-	total, _ := NewSampler().Read()
-	return total
+	return NewSampler().Read().Total
 }
 
 // locked counts the goroutines loom keeps locked to their OS threads.

@@ -42,8 +42,9 @@ func TestMaxThreadsLeavesTheLimit(t *testing.T) {
 // in use count each, and Retire takes it back.
 func TestSamplerCountsLockedThreads(t *testing.T) {
 	s := NewSampler()
-	total, inUse := s.Read()
-	if total <= 0 || inUse <= 0 || inUse > total {
+	c := s.Read()
+	total, inUse := c.Total, c.InUse
+	if c.Runnable < 0 || total <= 0 || inUse <= 0 || inUse > total {
 		t.Fatalf("Read() = %d total, %d in use; want 0 < in use ≤ total", total, inUse)
 	}
 	if got := Live(); got <= 0 {
@@ -66,8 +67,8 @@ func TestSamplerCountsLockedThreads(t *testing.T) {
 	if got := Locked() - before; got != n {
 		t.Errorf("with %d goroutines locked: Locked() grew by %d; want %d", n, got, n)
 	}
-	if total, inUse := s.Read(); inUse < n+runtime.GOMAXPROCS(0) && inUse != total {
-		t.Errorf("with %d goroutines locked: %d threads in use of %d; want at least %d (GOMAXPROCS and the locked ones), or all", n, inUse, total, n+runtime.GOMAXPROCS(0))
+	if c := s.Read(); c.InUse < n+runtime.GOMAXPROCS(0) && c.InUse != c.Total {
+		t.Errorf("with %d goroutines locked: %d threads in use of %d; want at least %d (GOMAXPROCS and the locked ones), or all", n, c.InUse, c.Total, n+runtime.GOMAXPROCS(0))
 	}
 	close(release)
 	exited.Wait()
