@@ -44,6 +44,11 @@ type ServeConfig struct {
 	Scenarios []*Scenario
 }
 
+// NoThreadWatchEnv, set to 1 in a server's environment, serves the scenario
+// without web's thread watch (web.WithoutThreadWatch): the control against
+// which the watch's cost is measured.
+const NoThreadWatchEnv = "LOOM_BENCH_NO_THREAD_WATCH"
+
 // listeningPrefix starts the line a server under test prints on stdout once
 // it accepts connections: "listening http=127.0.0.1:41234 metrics=127.0.0.1:41235".
 const listeningPrefix = "listening "
@@ -68,6 +73,9 @@ func Serve(ctx context.Context, cfg ServeConfig, out io.Writer) (err error) {
 	}
 	var exec loom.Executor
 	var appOpts []web.AppOption
+	if os.Getenv(NoThreadWatchEnv) == "1" {
+		appOpts = append(appOpts, web.WithoutThreadWatch())
+	}
 	engine := ""
 	serve := sc.Serve
 	switch {
