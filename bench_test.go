@@ -22,6 +22,10 @@ package loom
 //     the task does nothing. The figure is the round trip of a synchronous task.
 //   - BenchmarkRunParallel/<kind>: b.RunParallel, each goroutine calling
 //     e.Run(ctx, task) in a loop.
+//   - BenchmarkThreadWatch/<Go|Run>/<kind>/watch=<on|off>: the BenchmarkGo
+//     and BenchmarkRun loops of virtual and limit with a ThreadWatch running
+//     (each task takes a unit of the thread budget, and the executor reads
+//     the thread counts when it has spent the allowance) or none.
 //   - BenchmarkStatsSampling: the Limit BenchmarkRun loop with no task timed,
 //     one in 32 timed (as shipped) and every task timed, to show what the
 //     latency histograms cost.
@@ -106,6 +110,62 @@ func BenchmarkGoParallel(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+func BenchmarkThreadWatch(b *testing.B) {
+	for _, kind := range []string{"virtual", "limit"} {
+		for _, watch := range []string{"off", "on"} {
+			make := benchExecutors[0].make
+			if kind == "limit" {
+				make = benchExecutors[4].make
+			}
+			start := func(b *testing.B) {
+				if watch == "off" {
+					return
+				}
+				w := &ThreadWatch{}
+				if err := w.Start(); err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { w.Close() })
+			}
+			b.Run("Go/"+kind+"/watch="+watch, func(b *testing.B) {
+				start(b)
+				e := make()
+				defer benchShutdown(b, e)
+				ctx := context.Background()
+				var wg sync.WaitGroup
+				task := func(context.Context) { wg.Done() }
+				b.ReportAllocs()
+				b.ResetTimer()
+				for done := 0; done < b.N; {
+					batch := min(benchBatch, b.N-done)
+					wg.Add(batch)
+					for range batch {
+						if err := e.Go(ctx, task); err != nil {
+							b.Fatal(err)
+						}
+					}
+					wg.Wait()
+					done += batch
+				}
+			})
+			b.Run("Run/"+kind+"/watch="+watch, func(b *testing.B) {
+				start(b)
+				e := make()
+				defer benchShutdown(b, e)
+				ctx := context.Background()
+				task := func(context.Context) {}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					if err := e.Run(ctx, task); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
 
