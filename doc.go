@@ -11,8 +11,8 @@
 //   - Adaptive: Limit with N following measured latency (TCP Vegas).
 //
 // Blocking bounds the calls that hold OS threads (cgo, raw system calls), and
-// a ThreadWatch makes every executor shed load while the process runs short
-// of threads, before the runtime's "thread exhaustion" kills it.
+// a ThreadWatch bounds the threads the executors' tasks can take, shedding
+// load before the runtime's "thread exhaustion" kills the process.
 //
 // A short example:
 //

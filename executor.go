@@ -96,8 +96,8 @@ type Stats struct {
 	Limit         int
 	TargetLatency time.Duration
 
-	// RejectedByWatch counts the calls of Rejected refused because a
-	// ThreadWatch was tripped, and Threads is the process's thread watch
+	// RejectedByWatch counts the calls of Rejected refused by the thread
+	// watch (see ThreadWatch), and Threads is the process's thread watch
 	// as WatchedThreads reports it (the same for every executor; zero
 	// while no watch has run).
 	RejectedByWatch uint64

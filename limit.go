@@ -22,9 +22,8 @@ import (
 // A queued task whose submit context has ended (or passed its deadline)
 // when its turn comes is dropped unrun and counted in Stats.Expired; Run
 // then returns the context's error. A started task runs even if its context
-// ends. While a ThreadWatch is tripped, Go and Run return ErrRejected (see
-// WithoutThreadWatch). Go's goroutines
-// carry the pprof labels executor=<name> and kind=limit; a panicking task is
+// ends. When the thread watch refuses a task, Go and Run return ErrRejected
+// (see ThreadWatch). Go's goroutines carry the pprof labels executor=<name> and kind=limit; a panicking task is
 // recovered and reported. Neither Go nor Run allocates beyond the caller's
 // closure with a context.Background submit context. Safe for concurrent use.
 // It panics if n is not positive.

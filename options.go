@@ -49,7 +49,7 @@ type config struct {
 
 	// Adaptive's; 0 means the default.
 	limitMin, limitMax, limitInitial int
-	// ignoreThreads: admit tasks while a ThreadWatch is tripped.
+	// ignoreThreads: admit tasks whatever the thread watch says.
 	ignoreThreads bool
 }
 
@@ -143,9 +143,10 @@ func WithInitialLimit(n int) Option {
 	return option(func(c *config) { c.limitInitial = n })
 }
 
-// WithoutThreadWatch makes the executor admit tasks while a ThreadWatch is
-// tripped. By default every executor refuses new tasks with ErrRejected
-// then, so that a process short of OS threads sheds load instead of dying.
+// WithoutThreadWatch exempts the executor from the thread watch: its tasks
+// take no part of the thread budget, and it admits them while a watch
+// refuses. By default every executor refuses tasks with ErrRejected past the
+// budget, so that a process short of OS threads sheds load instead of dying.
 func WithoutThreadWatch() Option {
 	return option(func(c *config) { c.ignoreThreads = true })
 }

@@ -22,8 +22,8 @@ import (
 // queue is full, both block until there is room or ctx ends (then they
 // return ctx.Err()); under WithFull(FullReject) they return ErrRejected at once.
 // Under WithQueue(0) a task is admitted only while a worker is parked waiting for
-// one. After Shutdown has begun they return ErrClosed; while a ThreadWatch is
-// tripped, ErrRejected (see WithoutThreadWatch). A task whose ctx has ended
+// one. After Shutdown has begun they return ErrClosed; when the thread watch
+// refuses the task, ErrRejected (see ThreadWatch). A task whose ctx has ended
 // (or passed its deadline) when a worker takes it is dropped unrun and
 // counted in Stats.Expired; Run then returns ctx's error. A started task runs
 // even if ctx ends meanwhile (the task sees ctx's error); a panic in it is

@@ -12,7 +12,7 @@ import (
 // exits still locked, which retires the thread. It is the control experiment
 // for "a new platform thread per task": every task pays for a thread. It
 // never queues and is never full, so Go and Run return ErrClosed after
-// Shutdown and ErrRejected only while a ThreadWatch is tripped; otherwise
+// Shutdown and ErrRejected only when the thread watch refuses; otherwise
 // nil. Go returns at once; Run waits for the task to return. It does not
 // bound its threads: more tasks at once than the process's thread limit
 // (debug.SetMaxThreads) crash the process, so keep the tasks in flight well

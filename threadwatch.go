@@ -59,7 +59,7 @@ var ErrWatchRunning = errors.New("loom: thread watch already running")
 // every watch in the process (WatchedThreads, Stats.Threads).
 type ThreadWatchStats struct {
 	Running     bool   // a watch is reading the count; if not, these are its last reading
-	Tripped     bool   // executors refuse new tasks now
+	Tripped     bool   // executors refuse every new task now, until below Low
 	Threads     int    // OS threads the runtime owns, at the last reading
 	InUse       int    // of which in use, estimated: the count the marks apply to
 	PeakThreads int    // the most threads seen

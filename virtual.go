@@ -8,7 +8,7 @@ import (
 // Virtual returns an executor that runs each task on a new goroutine: Go's
 // counterpart of a virtual thread per task. It never queues and is never
 // full, so Go and Run return ErrClosed after Shutdown and ErrRejected only
-// while a ThreadWatch is tripped (see WithoutThreadWatch); otherwise nil.
+// when the thread watch refuses (see ThreadWatch); otherwise nil.
 // Go returns at once; Run runs the task on the caller's goroutine, keeping
 // the caller's pprof labels, and returns when it does. Started goroutines
 // carry the labels executor=<name> and kind=virtual. A panicking task is
