@@ -308,16 +308,6 @@ func (r *refusals) untrip() string {
 	return b.String()
 }
 
-// refuse reports whether the thread budget refuses a new task, unless
-// ignore is set, and counts the refusal against the executor called name.
-func (r *refusals) refuse(name string, ignore bool) bool {
-	if ignore || threadBudget.Take() || threadBudget.Refill() && threadBudget.Take() {
-		return false
-	}
-	r.count(name)
-	return true
-}
-
 // count counts a refusal against the executor called name, for the report
 // at the end of the current episode, if one is under way.
 func (r *refusals) count(name string) {

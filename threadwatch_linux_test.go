@@ -85,7 +85,7 @@ func watchChild() error {
 		return err
 	}
 	defer w.Close()
-	if threadRefusals.refuse("early", false) {
+	if refusedAs("early") {
 		return fmt.Errorf("refusing before any thread blocked: %+v", w.Stats())
 	}
 	var stop atomic.Bool
@@ -108,7 +108,7 @@ func watchChild() error {
 	if s.High != 200 || s.Low != 150 || s.Limit != 400 || s.PeakThreads < s.High {
 		return fmt.Errorf("tripped with high %d, low %d, limit %d, peak %d threads; want 200, 150, 400, at least 200", s.High, s.Low, s.Limit, s.PeakThreads)
 	}
-	if !threadRefusals.refuse("child", false) {
+	if !refusedAs("child") {
 		return fmt.Errorf("tripped but not refusing: %+v", s)
 	}
 	e := Virtual()
@@ -125,7 +125,7 @@ func watchChild() error {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if threadRefusals.refuse("late", false) {
+	if refusedAs("late") {
 		return fmt.Errorf("refusing after recovering: %+v", w.Stats())
 	}
 	if got := w.Stats().Episodes; got != 1 {
@@ -235,6 +235,16 @@ func burstChild(viaGo bool) error {
 		return fmt.Errorf("Stats().RejectedByWatch = %d; want the %d refused", s.RejectedByWatch, refused.Load())
 	}
 	return nil
+}
+
+// refusedAs reports whether the thread watch refuses a task now, as an
+// executor called name would be refused, and counts the refusal as such.
+func refusedAs(name string) bool {
+	if threadBudget.Take() || threadBudget.Refill() && threadBudget.Take() {
+		return false
+	}
+	threadRefusals.count(name)
+	return true
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent use, for a logger.
