@@ -179,7 +179,8 @@ type requestCheck struct {
 	hosts        int    // Host fields
 	hasLength    bool   // a Content-Length field
 	length       string // its value
-	expect       string // the first Expect field's value
+	hasExpect    bool   // an Expect field
+	expect       string // the first one's value
 	headersDone  bool   // the header section has ended
 	// last: the connection closes after this request (RFC 9112 §6.1).
 	last bool

@@ -209,8 +209,8 @@ func (p *processor) OnHeader(parser *nbhttp.Parser, key, value string) {
 	case "Transfer-Encoding":
 		st.chunked = true
 	case "Expect":
-		if st.req.expect == "" {
-			st.req.expect = value
+		if !st.req.hasExpect {
+			st.req.hasExpect, st.req.expect = true, value // net/http reads the first
 		}
 	}
 	p.Processor.OnHeader(parser, key, value)
@@ -412,7 +412,7 @@ func (st *connState) read(data []byte) (status int, why string) {
 			return st.req.status, st.req.why
 		case err != nil:
 			status, why := refusalStatus(err, st.phase)
-			if r := &st.req; status == 501 && !(r.major == 1 && r.minor >= 1) && r.major+r.minor > 0 {
+			if r := &st.req; status == 501 && (r.major == 0 && r.minor > 0 || r.major == 1 && r.minor == 0) {
 				// net/http ignores a Transfer-Encoding before HTTP/1.1
 				// (but reads HTTP/0.0 as 1.1), and goes on to check the
 				// rest.

@@ -56,8 +56,10 @@ func FuzzParity(f *testing.F) {
 }
 
 // maxParityInput bounds an input: a few requests, not the limits (the
-// conformance table has those).
-const maxParityInput = 8 << 10
+// conformance table has those), and few enough bytes that a server that
+// refuses a request has read them all before it closes, so that the close
+// does not reset the connection before its answer is read.
+const maxParityInput = 2 << 10
 
 // serveParity serves, until f ends, an App on engine e (nil: net/http)
 // that answers every request with what its handler saw (parityEcho), and
@@ -118,10 +120,12 @@ func parityExchange(t *testing.T, base string, raw []byte, wait time.Duration) [
 		}
 		a := strconv.Itoa(resp.StatusCode)
 		if resp.StatusCode/100 == 2 {
+			// A refusal's body may be cut by the close that follows it
+			// while the client still sends; a 2xx's must be whole.
 			a += " " + string(b)
-		}
-		if err != nil {
-			a += " (cut)"
+			if err != nil {
+				a += " (cut)"
+			}
 		}
 		got = append(got, a)
 	}
@@ -150,12 +154,19 @@ func allowedDifference(raw []byte, std, nb []string) bool {
 	// fields by grammars of its own, and reads what follows a chunked body
 	// in the same read itself.
 	chunked := bytes.Contains(bytes.ToLower(raw), []byte("chunked"))
-	if !lax && !chunked {
-		return false
-	}
+	// HTTP/1.0 keep-alive: net/http keeps a connection whose Connection
+	// field has keep-alive among other words, although it tells the handler
+	// the request closes it (r.Close); nbio closes it.
+	http10 := bytes.Contains(raw, []byte("HTTP/1.0")) && bytes.Contains(bytes.ToLower(raw), []byte("keep-alive"))
 	i := 0
 	for i < len(std) && i < len(nb) && std[i] == nb[i] {
 		i++
+	}
+	if http10 && i == len(nb) {
+		return true
+	}
+	if !lax && !chunked {
+		return false
 	}
 	switch {
 	case len(nb) > 0 && nb[len(nb)-1] == "400" && i >= len(nb)-1:
