@@ -267,3 +267,14 @@ func TestParseChunkSizeAndDecimal(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderNameSeparators: each separator RFC 9110 keeps out of a token
+// makes a header name invalid, and the response with it an error.
+func TestHeaderNameSeparators(t *testing.T) {
+	for _, sep := range `()<>@,;\"/[]?={}` {
+		in := "HTTP/1.1 200 OK\r\nX" + string(sep) + "Y: z\r\nContent-Length: 1\r\n\r\nx"
+		if _, _, _, err := parse(in, false); err == nil {
+			t.Errorf("header name %q: no error; want one", "X"+string(sep)+"Y")
+		}
+	}
+}
