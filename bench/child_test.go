@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +126,65 @@ func TestStartChildTimesOut(t *testing.T) {
 	_, err := startChild(context.Background(), "/bin/sh", []string{"-c", "echo starting >&2; sleep 30"}, nil, 200*time.Millisecond)
 	if !errors.Is(err, ErrServerStart) || !strings.Contains(err.Error(), "no listening line after 200ms") || !strings.Contains(err.Error(), "starting") {
 		t.Errorf("startChild(silent shell) = %v; want ErrServerStart saying it waited 200ms, with its stderr", err)
+	}
+}
+
+// TestLineWatcherEdges: an empty line before the listening line does not
+// stop the search, and the buffer of a child that never ends a line is
+// dropped only past 64 KiB.
+func TestLineWatcherEdges(t *testing.T) {
+	w := &lineWatcher{found: make(chan [2]string, 1)}
+	w.Write([]byte("\n\nlistening http=127.0.0.1:9 metrics=127.0.0.1:10\n"))
+	select {
+	case got := <-w.found:
+		if got != [2]string{"127.0.0.1:9", "127.0.0.1:10"} {
+			t.Errorf("found %v; want both addresses", got)
+		}
+	default:
+		t.Error("listening line after empty lines not found")
+	}
+
+	w = &lineWatcher{found: make(chan [2]string, 1)}
+	w.Write(bytes.Repeat([]byte("x"), 64<<10))
+	if len(w.buf) != 64<<10 {
+		t.Errorf("buffer of 64 KiB without a newline: %d bytes kept; want all", len(w.buf))
+	}
+	w.Write([]byte("x"))
+	if len(w.buf) != 0 {
+		t.Errorf("buffer of 64 KiB + 1 without a newline: %d bytes kept; want none", len(w.buf))
+	}
+}
+
+// TestStderrLogEdges: empty lines are lines; a line of exactly lineLimit
+// bytes is kept whole, one byte more is cut; an unterminated run of bytes
+// becomes a line only past lineLimit; at most fatalLines fatal lines are
+// kept.
+func TestStderrLogEdges(t *testing.T) {
+	l := newStderrLog()
+	l.Write([]byte("a\n\nb\n"))
+	if got := l.Tail(); !reflect.DeepEqual(got, []string{"a", "", "b"}) {
+		t.Errorf("Tail() = %q; want a, empty, b and no empty unterminated line", got)
+	}
+
+	exact := strings.Repeat("x", lineLimit)
+	l = newStderrLog()
+	l.Write([]byte(exact + "\n" + exact + "y\n"))
+	if got := l.Tail(); !reflect.DeepEqual(got, []string{exact, exact + "…"}) {
+		t.Errorf("Tail() of lines of %d and %d bytes = %q; want the first whole, the second cut", lineLimit, lineLimit+1, got)
+	}
+
+	l = newStderrLog()
+	l.Write([]byte(exact))
+	l.Write([]byte("yz\n"))
+	if got := l.Tail(); !reflect.DeepEqual(got, []string{exact + "…"}) {
+		t.Errorf("Tail() of %d bytes then \"yz\\n\" = %q; want one line, cut", lineLimit, got)
+	}
+
+	l = newStderrLog()
+	for i := range fatalLines + 1 {
+		fmt.Fprintf(l, "panic: %d\n", i)
+	}
+	if got := l.Fatal(); len(got) != fatalLines || got[fatalLines-1] != fmt.Sprintf("panic: %d", fatalLines-1) {
+		t.Errorf("Fatal() = %q; want the first %d", got, fatalLines)
 	}
 }

@@ -172,3 +172,42 @@ func TestWriteComparisonFlags(t *testing.T) {
 		t.Errorf("regressions = %d; want 2 (m-slower, m-broke)\n%s", regressions, b.String())
 	}
 }
+
+// TestTableRow: the status column says why a run crashed or failed, and the
+// runtime's figures are "–" when its metrics never answered.
+func TestTableRow(t *testing.T) {
+	for _, tt := range []struct {
+		run        ModelRun
+		status     string
+		goroutines string
+	}{
+		{ModelRun{Status: StatusOK, Failure: "ignored", Server: ServerStats{PeakGoroutines: 12}}, "ok", "12"},
+		{ModelRun{Status: StatusErrors, Failure: "4 unexpected status"}, "errors", "–"},
+		{ModelRun{Status: StatusCrashed, Failure: "fatal error: boom\nmore"}, "crashed: fatal error: boom", "–"},
+		{ModelRun{Status: StatusFailed, Failure: "no listening line"}, "failed: no listening line", "–"},
+	} {
+		for _, wide := range []bool{false, true} {
+			row := tableRow(tt.run, wide, Unit{})
+			header := tableHeader(wide, Unit{})
+			if len(row) != len(header) {
+				t.Fatalf("wide %t: %d cells for %d columns", wide, len(row), len(header))
+			}
+			cell := func(name string) string { return row[indexOf(header, name)] }
+			if got := cell("status"); got != tt.status {
+				t.Errorf("wide %t, %s run: status cell %q; want %q", wide, tt.run.Status, got, tt.status)
+			}
+			if got := cell("peak goroutines"); got != tt.goroutines {
+				t.Errorf("wide %t, %s run: peak goroutines %q; want %q", wide, tt.run.Status, got, tt.goroutines)
+			}
+		}
+	}
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	panic("no column " + v)
+}

@@ -141,3 +141,19 @@ func FuzzSplitModels(f *testing.F) {
 		}
 	})
 }
+
+// TestWaitLimitFormula: the floor on the run's length is given only for a
+// plan with a request count, rounded to a tenth of a second.
+func TestWaitLimitFormula(t *testing.T) {
+	for _, tt := range []struct {
+		p    Plan
+		want string
+	}{
+		{Plan{Connections: 100, Service: 100 * time.Millisecond}, "100 connections ÷ 100ms = 1,000 req/s"},
+		{Plan{Connections: 3, Service: 100 * time.Millisecond, Requests: 1000}, "3 connections ÷ 100ms = 30 req/s; 1,000 requests take at least 33.3s"},
+	} {
+		if got := waitLimit(tt.p).Formula; got != tt.want {
+			t.Errorf("waitLimit(%+v).Formula = %q; want %q", tt.p, got, tt.want)
+		}
+	}
+}

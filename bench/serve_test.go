@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -42,5 +44,53 @@ func TestServeWithoutThreadWatch(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
+	}
+}
+
+// TestServeInProcessEndsWithoutError: Serve serves the scenario and its
+// metrics, and returns nil once ctx ends: the executor's shutdown and the
+// metrics listener's close are not errors.
+func TestServeInProcessEndsWithoutError(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &lineWatcher{found: make(chan [2]string, 1)}
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, ServeConfig{Scenario: "test-ok", Model: "pool:2", Scenarios: testCatalogue()}, w)
+	}()
+	var addrs [2]string
+	select {
+	case addrs = <-w.found:
+	case err := <-done:
+		t.Fatalf("Serve returned %v before listening", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve not listening after 30 s")
+	}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	for _, url := range []string{"http://" + addrs[0] + "/", "http://" + addrs[1] + "/"} {
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || len(body) == 0 {
+			t.Errorf("GET %s: %s %q; want 200 and a body", url, resp.Status, body)
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve returned %v after ctx ended; want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve still serving 30 s after ctx ended")
+	}
+}
+
+func TestOr(t *testing.T) {
+	if or("a", "b") != "a" || or("", "b") != "b" {
+		t.Errorf(`or("a", "b") = %q, or("", "b") = %q; want a, b`, or("a", "b"), or("", "b"))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A plan with an unloaded phase records its latency beside the loaded one,
@@ -40,5 +41,32 @@ func TestRunMeasuresTheUnloadedPhase(t *testing.T) {
 	}
 	if got := strings.Count(text.String(), "unloaded p99"); got != 1 {
 		t.Errorf("text report names the unloaded p99 %d times; want once, for test-unloaded", got)
+	}
+}
+
+// TestUnloadedNote: a run with both p99s gets their ratio; a run of a plan
+// with an unloaded phase but no reference says so, unless it crashed or
+// failed; a plan without the phase gets no note.
+func TestUnloadedNote(t *testing.T) {
+	p99 := func(d time.Duration) []Percentile { return []Percentile{{Percentile: 99, Latency: d}} }
+	sc := ScenarioResult{
+		Plan: Plan{UnloadedRate: 200, UnloadedDuration: 5 * time.Second},
+		Runs: []ModelRun{
+			{Model: "adaptive", Status: StatusOK, Latency: p99(60 * time.Millisecond), Unloaded: p99(20 * time.Millisecond)},
+			{Model: "pool", Status: StatusOK, Latency: p99(60 * time.Millisecond), UnloadedErrors: 3},
+			{Model: "limit", Status: StatusOK, Unloaded: p99(20 * time.Millisecond), UnloadedErrors: 4},
+			{Model: "threads", Status: StatusCrashed, Latency: p99(time.Millisecond)},
+			{Model: "virtual", Status: StatusFailed},
+		},
+	}
+	want := "p99 ÷ unloaded p99 (200 req/s for 5s on the same server first): adaptive 60ms ÷ 20ms = 3.0×; " +
+		"pool no unloaded reference (3 of its requests failed); limit no unloaded reference (4 of its requests failed)"
+	if got := unloadedNote(sc); got != want {
+		t.Errorf("unloadedNote =\n%q; want\n%q", got, want)
+	}
+	sc.Plan.UnloadedRate = 0
+	sc.Runs = sc.Runs[1:]
+	if got := unloadedNote(sc); got != "" {
+		t.Errorf("unloadedNote without an unloaded phase = %q; want none", got)
 	}
 }

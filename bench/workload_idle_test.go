@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,22 @@ func TestIdleReport(t *testing.T) {
 		if n := strings.Count(out, "idle connections held"); n != 1 {
 			t.Errorf("%s report: %d notes on the limit; want 1 for both models", name, n)
 		}
+	}
+}
+
+// TestIdleNotesOnePerLimit: one note per distinct limit, in the order the
+// runs met it, naming every model it held back; a run held back alone
+// gets its note too.
+func TestIdleNotesOnePerLimit(t *testing.T) {
+	held := func(n int, why string) *IdleStats { return &IdleStats{Asked: 100, Held: n, Limited: why} }
+	got := idleNotes([]ModelRun{
+		{Model: "a", Idle: held(10, "fd limit")},
+		{Model: "b", Idle: &IdleStats{Asked: 100, Held: 100}},
+		{Model: "c", Idle: held(20, "fd limit")},
+		{Model: "d", Idle: held(10, "fd limit")},
+	})
+	want := []string{"10 of 100 idle connections held (a, d): fd limit", "20 of 100 idle connections held (c): fd limit"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("idleNotes = %q; want %q", got, want)
 	}
 }

@@ -181,3 +181,50 @@ func TestStepReports(t *testing.T) {
 		t.Errorf("goodput chart: want virtual's 400 req/s at 2 s:\n%.2000s", goodputChart)
 	}
 }
+
+// TestStepEdges: within's band includes its edges; a settling window may
+// end exactly at the phase's end and includes a sample at its own end;
+// servedAt interpolates between samples, from 0 before the first;
+// afterSeconds calls 0 s settled.
+func TestStepEdges(t *testing.T) {
+	for _, tt := range []struct {
+		v    float64
+		want bool
+	}{{49.9, false}, {50, true}, {150, true}, {150.1, false}} {
+		if got := within(tt.v, 100, 0.5); got != tt.want {
+			t.Errorf("within(%v, 100, 0.5) = %v; want %v", tt.v, got, tt.want)
+		}
+	}
+
+	w := settleWindow
+	times := []time.Duration{0, w / 2, w}
+	if got := firstSettled(0, w, times, []float64{100, 100, 100}, 100, 0.1); got != 0 {
+		t.Errorf("firstSettled with a window ending at the phase's end = %v; want 0", got)
+	}
+	if got := firstSettled(0, w, times, []float64{100, 100, 0}, 100, 0.1); got != -1 {
+		t.Errorf("firstSettled with the window's last sample out of band = %v; want -1", got)
+	}
+
+	at := servedAt([]ClientSample{{At: time.Second, Served: 10}, {At: 3 * time.Second, Served: 30}})
+	for _, tt := range []struct {
+		t    time.Duration
+		want float64
+	}{{0, 0}, {500 * time.Millisecond, 5}, {time.Second, 10}, {2 * time.Second, 20}, {3 * time.Second, 30}, {4 * time.Second, 30}} {
+		if got := at(tt.t); got != tt.want {
+			t.Errorf("servedAt(%v) = %v; want %v", tt.t, got, tt.want)
+		}
+	}
+	if got := servedAt([]ClientSample{{At: 0, Served: 5}})(-time.Second); got != 5 {
+		t.Errorf("servedAt before a sample at 0 = %v; want its count, 5", got)
+	}
+	if servedAt(nil) != nil {
+		t.Error("servedAt(nil) is not nil")
+	}
+
+	if got := afterSeconds(0); got != "settled within 0.0 s" {
+		t.Errorf("afterSeconds(0) = %q", got)
+	}
+	if got := afterSeconds(-1); got != "not settled before the phase ended" {
+		t.Errorf("afterSeconds(-1) = %q", got)
+	}
+}
