@@ -652,3 +652,33 @@ func TestVegasObserveReportsOnlyAChange(t *testing.T) {
 		t.Errorf("limit %d; want 10, the maximum, kept", got)
 	}
 }
+
+// A cancelled task is a drop only past twice the base latency: rounds of
+// tasks cancelled at exactly twice the base leave the limit alone, and one
+// nanosecond more cuts it.
+func TestVegasDropOnlyPastTwiceTheBase(t *testing.T) {
+	for _, tc := range []struct {
+		latency time.Duration
+		cut     bool
+	}{
+		{20 * time.Millisecond, false},
+		{20*time.Millisecond + 1, true},
+	} {
+		v := New(10, 1, 10, time.Hour)
+		now := time.Duration(0)
+		for range 10 { // a round of successes: the base is 10 ms
+			v.Observe(now, 10*time.Millisecond, now+10*time.Millisecond, 10, Succeeded)
+		}
+		now += 10 * time.Millisecond
+		for range 5 {
+			start := now
+			now += tc.latency
+			for range 10 {
+				v.Observe(start, tc.latency, now, 10, Cancelled)
+			}
+		}
+		if cut := v.Current() < 10; cut != tc.cut {
+			t.Errorf("rounds of tasks cancelled after %v, base %v: limit %d; want a cut: %v", tc.latency, v.Base(), v.Current(), tc.cut)
+		}
+	}
+}
