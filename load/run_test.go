@@ -45,10 +45,11 @@ func mustRun(t *testing.T, cfg Config) *Result {
 func TestClosedLoopLatencyMatchesServer(t *testing.T) {
 	// The server sleeps 100 ms and records how long it really slept: time.Sleep
 	// overshoots by up to a millisecond or so, and that is the latency the
-	// server injected, which the generator must report. 100 ms, not less:
-	// on a busy 2-core machine waking the client's goroutine can take a
-	// millisecond or two, which is part of what a client sees but would
-	// exceed 5% of a shorter latency.
+	// server injected, which the generator must report: never less, and not
+	// much more. On a busy 2-core machine waking the client's goroutine can
+	// take several milliseconds, part of what a client sees, so the upper
+	// bound is 20%: counting twice, or from before the request was sent,
+	// still lands far above it.
 	const sleep = 100 * time.Millisecond
 	var mu sync.Mutex
 	var slept []time.Duration
@@ -67,8 +68,8 @@ func TestClosedLoopLatencyMatchesServer(t *testing.T) {
 	}
 	slices.Sort(slept)
 	injected := slept[len(slept)/2]
-	if p50 := res.Latency.P50; p50 < sleep || p50 < injected*95/100 || p50 > injected*105/100 {
-		t.Errorf("p50 = %s; want within 5%% of the injected %s (and at least %s)", p50, injected, sleep)
+	if p50 := res.Latency.P50; p50 < sleep || p50 < injected*95/100 || p50 > injected*120/100 {
+		t.Errorf("p50 = %s; want from 95%% to 120%% of the injected %s (and at least %s)", p50, injected, sleep)
 	}
 	t.Logf("p50 %s, injected %s", res.Latency.P50, injected)
 	if got := res.Percentile(50); got != res.Latency.P50 {
