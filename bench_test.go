@@ -61,25 +61,44 @@ var benchExecutors = []struct {
 func BenchmarkGo(b *testing.B) {
 	for _, be := range benchExecutors {
 		b.Run(be.kind, func(b *testing.B) {
-			e := be.make()
-			defer benchShutdown(b, e)
-			ctx := context.Background()
-			var wg sync.WaitGroup
-			task := func(context.Context) { wg.Done() }
-			b.ReportAllocs()
-			b.ResetTimer()
-			for done := 0; done < b.N; {
-				batch := min(benchBatch, b.N-done)
-				wg.Add(batch)
-				for range batch {
-					if err := e.Go(ctx, task); err != nil {
-						b.Fatal(err)
-					}
-				}
-				wg.Wait()
-				done += batch
-			}
+			benchGo(b, be.make())
 		})
+	}
+}
+
+// benchGo submits b.N empty tasks to e with Go, in batches of benchBatch
+// that it waits for, then shuts e down.
+func benchGo(b *testing.B, e Executor) {
+	defer benchShutdown(b, e)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	task := func(context.Context) { wg.Done() }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		batch := min(benchBatch, b.N-done)
+		wg.Add(batch)
+		for range batch {
+			if err := e.Go(ctx, task); err != nil {
+				b.Fatal(err)
+			}
+		}
+		wg.Wait()
+		done += batch
+	}
+}
+
+// benchRun runs b.N empty tasks on e with Run, then shuts e down.
+func benchRun(b *testing.B, e Executor) {
+	defer benchShutdown(b, e)
+	ctx := context.Background()
+	task := func(context.Context) {}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := e.Run(ctx, task); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -132,38 +151,11 @@ func BenchmarkThreadWatch(b *testing.B) {
 			}
 			b.Run("Go/"+kind+"/watch="+watch, func(b *testing.B) {
 				start(b)
-				e := make()
-				defer benchShutdown(b, e)
-				ctx := context.Background()
-				var wg sync.WaitGroup
-				task := func(context.Context) { wg.Done() }
-				b.ReportAllocs()
-				b.ResetTimer()
-				for done := 0; done < b.N; {
-					batch := min(benchBatch, b.N-done)
-					wg.Add(batch)
-					for range batch {
-						if err := e.Go(ctx, task); err != nil {
-							b.Fatal(err)
-						}
-					}
-					wg.Wait()
-					done += batch
-				}
+				benchGo(b, make())
 			})
 			b.Run("Run/"+kind+"/watch="+watch, func(b *testing.B) {
 				start(b)
-				e := make()
-				defer benchShutdown(b, e)
-				ctx := context.Background()
-				task := func(context.Context) {}
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					if err := e.Run(ctx, task); err != nil {
-						b.Fatal(err)
-					}
-				}
+				benchRun(b, make())
 			})
 		}
 	}
@@ -172,17 +164,7 @@ func BenchmarkThreadWatch(b *testing.B) {
 func BenchmarkRun(b *testing.B) {
 	for _, be := range benchExecutors {
 		b.Run(be.kind, func(b *testing.B) {
-			e := be.make()
-			defer benchShutdown(b, e)
-			ctx := context.Background()
-			task := func(context.Context) {}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				if err := e.Run(ctx, task); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchRun(b, be.make())
 		})
 	}
 }
