@@ -177,7 +177,10 @@ func (c *cell) linked(userHeld bool) bool {
 func (c *cell) process() (failed bool) {
 	defer func() {
 		if v := recover(); v != nil {
-			c.ctx.sender, c.ctx.msg = nil, nil
+			if c.ctx.mctx != nil && c.sys.tracer != nil {
+				c.sys.tracer.Done(c.ctx.mctx, c.envelope(c.ctx.msg, c.ctx.sender), v)
+			}
+			c.ctx.sender, c.ctx.msg, c.ctx.mctx = nil, nil, nil
 			c.fail(v, debug.Stack())
 			failed = true
 		}
@@ -185,7 +188,7 @@ func (c *cell) process() (failed bool) {
 		c.scheduleWoken(true)
 	}()
 	for c.budget > 0 {
-		if m, _, ok := c.system.pop(&c.free); ok {
+		if m, _, _, ok := c.system.pop(&c.free); ok {
 			c.handleSystem(m)
 			if len(c.woken) != 0 {
 				c.scheduleWoken(true)
@@ -195,7 +198,7 @@ func (c *cell) process() (failed bool) {
 		if c.userHeld() {
 			return false
 		}
-		msg, sender, ok := c.user.pop(&c.free)
+		msg, sender, mctx, ok := c.user.pop(&c.free)
 		if !ok {
 			return false
 		}
@@ -203,7 +206,7 @@ func (c *cell) process() (failed bool) {
 			c.taken()
 		}
 		if c.state == dead {
-			c.sys.deadLetter(c, msg, sender, nil)
+			c.undelivered(msg, sender, mctx)
 			continue
 		}
 		c.budget--
@@ -211,9 +214,16 @@ func (c *cell) process() (failed bool) {
 			c.beginStop()
 			continue
 		}
-		c.ctx.sender, c.ctx.msg = sender, msg
+		t := c.sys.tracer
+		if t != nil {
+			mctx = t.Receive(mctx, c.envelope(msg, sender))
+		}
+		c.ctx.sender, c.ctx.msg, c.ctx.mctx = sender, msg, mctx
 		c.actor.Receive(&c.ctx, msg)
-		c.ctx.sender, c.ctx.msg = nil, nil
+		c.ctx.sender, c.ctx.msg, c.ctx.mctx = nil, nil, nil
+		if t != nil {
+			t.Done(mctx, c.envelope(msg, sender), nil)
+		}
 		if len(c.woken) != 0 {
 			c.scheduleWoken(true)
 		}
@@ -246,7 +256,7 @@ func (c *cell) drainAbandoned() {
 	c.beginStop()
 	for {
 		for {
-			m, _, ok := c.system.pop(&c.free)
+			m, _, _, ok := c.system.pop(&c.free)
 			if !ok {
 				break
 			}
@@ -265,15 +275,24 @@ func (c *cell) drainAbandoned() {
 // one, to dead letters as ErrStopped, freeing its place in a bounded
 // mailbox; it reports whether there was one.
 func (c *cell) deadLetterNext() bool {
-	msg, sender, ok := c.user.pop(&c.free)
+	msg, sender, mctx, ok := c.user.pop(&c.free)
 	if !ok {
 		return false
 	}
 	if c.capacity > 0 {
 		c.taken()
 	}
-	c.sys.deadLetter(c, msg, sender, ErrStopped)
+	c.undelivered(msg, sender, mctx)
 	return true
+}
+
+// undelivered sends a message taken from the mailbox of a stopped actor to
+// dead letters, and tells the Tracer it is done.
+func (c *cell) undelivered(msg any, sender *cell, mctx context.Context) {
+	c.sys.deadLetter(c, msg, sender, ErrStopped)
+	if t := c.sys.tracer; t != nil && msg != poisonPill {
+		t.Done(mctx, c.envelope(msg, sender), ErrStopped)
+	}
 }
 
 func (c *cell) handleSystem(m any) {
@@ -287,7 +306,7 @@ func (c *cell) handleSystem(m any) {
 		c.beginStop()
 	case watchMsg:
 		if c.state == dead {
-			m.watcher.tell(context.Background(), Terminated{Actor: Ref{c}}, c, nil)
+			m.watcher.tell(context.Background(), context.Background(), Terminated{Actor: Ref{c}}, c, nil)
 			return
 		}
 		if c.watchers == nil {

@@ -13,6 +13,18 @@ type Context struct {
 	cell   *cell
 	sender *cell
 	msg    any
+	mctx   context.Context // the message's context; nil for a signal
+}
+
+// Context returns the context the message being received was sent with:
+// Send's or Ask's context (its deadline and values), the sending Receive's
+// for a message sent from an actor, as the System's Tracer passed it on.
+// For Ref.Tell and for lifecycle signals it is context.Background.
+func (x *Context) Context() context.Context {
+	if x.mctx == nil {
+		return context.Background()
+	}
+	return x.mctx
 }
 
 // Self returns the actor's own reference.
@@ -42,7 +54,7 @@ func (x *Context) Tell(to Ref, msg any) {
 		return
 	}
 	// An error means tell sent msg to dead letters: nothing is left to do.
-	_ = to.c.tell(context.Background(), msg, x.cell, x.cell)
+	_ = to.c.tell(context.Background(), x.Context(), msg, x.cell, x.cell)
 }
 
 // Respond sends msg to the sender of the message being received; with no
@@ -56,7 +68,7 @@ func (x *Context) Forward(to Ref) {
 		x.cell.sys.deadLetter(nil, x.msg, x.sender, ErrStopped)
 		return
 	}
-	_ = to.c.tell(context.Background(), x.msg, x.sender, x.cell)
+	_ = to.c.tell(context.Background(), x.Context(), x.msg, x.sender, x.cell)
 }
 
 // Spawn starts a child of this actor; see System.Spawn. A child's path is

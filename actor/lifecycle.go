@@ -106,7 +106,7 @@ func (c *cell) finish() {
 	// a parent that finishes on this news, and whoever waits on it, must
 	// find the child gone from Lookup.
 	for w := range c.watchers {
-		w.tell(context.Background(), Terminated{Actor: Ref{c}}, c, c)
+		w.tell(context.Background(), context.Background(), Terminated{Actor: Ref{c}}, c, c)
 	}
 	c.watchers = nil
 	if c.parent != c.sys.guardian {

@@ -6,11 +6,12 @@ import (
 	"fmt"
 )
 
-// tell queues msg from sender and wakes the mailbox. turn, if not nil, is
-// the actor whose turn is sending: its node list serves, and the wake waits
-// until its Receive returns (see woken). It returns an error only for a
-// bounded mailbox: a full one's Fail, or ctx's end while waiting.
-func (c *cell) tell(ctx context.Context, msg any, sender, turn *cell) error {
+// tell queues msg from sender, with the sender's context carry, and wakes
+// the mailbox. turn, if not nil, is the actor whose turn is sending: its
+// node list serves, and the wake waits until its Receive returns (see
+// woken). It returns an error only for a bounded mailbox: a full one's Fail,
+// or ctx's end while waiting for room.
+func (c *cell) tell(ctx, carry context.Context, msg any, sender, turn *cell) error {
 	if c.future != nil {
 		if !c.future.deliver(msg) {
 			c.sys.deadLetter(c, msg, sender, errAnswered)
@@ -22,12 +23,15 @@ func (c *cell) tell(ctx context.Context, msg any, sender, turn *cell) error {
 			return err
 		}
 	}
+	if t := c.sys.tracer; t != nil {
+		carry = t.Send(carry, c.envelope(msg, sender))
+	}
 	if turn == nil {
-		c.user.push(msg, sender, nil)
+		c.user.push(msg, sender, carry, nil)
 		c.wake()
 		return nil
 	}
-	c.user.push(msg, sender, &turn.free)
+	c.user.push(msg, sender, carry, &turn.free)
 	if c.status.Load() == idle && c.status.CompareAndSwap(idle, scheduled) {
 		turn.woken = append(turn.woken, c)
 	}
@@ -109,7 +113,7 @@ func (c *cell) taken() {
 
 // sendSystem queues a system message and wakes the mailbox.
 func (c *cell) sendSystem(msg any) {
-	c.system.push(msg, nil, nil)
+	c.system.push(msg, nil, nil, nil)
 	c.wake()
 }
 

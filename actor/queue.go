@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 )
@@ -10,6 +11,7 @@ type node struct {
 	next   atomic.Pointer[node]
 	msg    any
 	sender *cell
+	ctx    context.Context // the sender's, as the Tracer returned it; nil for none
 }
 
 // nodes recycles queue nodes: a node leaves the queue when its message is
@@ -42,9 +44,9 @@ func (q *queue) init() {
 	q.tail.Store(stub)
 }
 
-// push adds msg at the tail, taking a node from free if it holds one, else
-// from the shared pool. Safe for concurrent use.
-func (q *queue) push(msg any, sender *cell, free *freeList) {
+// push adds msg with its sender's context at the tail, taking a node from
+// free if it holds one, else from the shared pool. Safe for concurrent use.
+func (q *queue) push(msg any, sender *cell, ctx context.Context, free *freeList) {
 	var n *node
 	if free != nil {
 		n = free.get()
@@ -52,22 +54,22 @@ func (q *queue) push(msg any, sender *cell, free *freeList) {
 	if n == nil {
 		n = nodes.Get().(*node)
 	}
-	n.msg, n.sender = msg, sender
+	n.msg, n.sender, n.ctx = msg, sender, ctx
 	prev := q.tail.Swap(n)
 	prev.next.Store(n)
 }
 
 // pop takes the oldest message, giving its node to free if there is room
 // there, else back to the shared pool. Only the consumer may call it.
-func (q *queue) pop(free *freeList) (msg any, sender *cell, ok bool) {
+func (q *queue) pop(free *freeList) (msg any, sender *cell, ctx context.Context, ok bool) {
 	old := q.head
 	next := old.next.Load()
 	if next == nil {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	// next becomes the stub: its message leaves with the caller.
-	msg, sender = next.msg, next.sender
-	next.msg, next.sender = nil, nil
+	msg, sender, ctx = next.msg, next.sender, next.ctx
+	next.msg, next.sender, next.ctx = nil, nil, nil
 	q.head = next
 	// No producer refers to old any more: the one that linked it to next
 	// did so as its last use, before the Load above. So a plain write
@@ -76,7 +78,7 @@ func (q *queue) pop(free *freeList) (msg any, sender *cell, ok bool) {
 	if free == nil || !free.put(old) {
 		nodes.Put(old)
 	}
-	return msg, sender, true
+	return msg, sender, ctx, true
 }
 
 // empty reports whether the queue has no linked message. Only the consumer

@@ -20,7 +20,7 @@ func (r Ref) Tell(msg any) {
 	if r.c == nil {
 		return
 	}
-	_ = r.c.tell(context.Background(), msg, nil, nil)
+	_ = r.c.tell(context.Background(), context.Background(), msg, nil, nil)
 }
 
 // Send is Tell that reports what Tell sends to dead letters: for a bounded
@@ -32,7 +32,7 @@ func (r Ref) Send(ctx context.Context, msg any) error {
 	if r.c == nil {
 		return fmt.Errorf("send: %w", ErrStopped)
 	}
-	err := r.c.tell(ctx, msg, nil, nil)
+	err := r.c.tell(ctx, ctx, msg, nil, nil)
 	if err == errDropped {
 		return nil
 	}
@@ -51,7 +51,7 @@ func (r Ref) Ask(ctx context.Context, msg any) (any, error) {
 		return nil, fmt.Errorf("ask %s: %w", r.c.path, ErrStopped)
 	}
 	f := &cell{sys: r.c.sys, path: r.c.path + "/$ask", future: &future{reply: make(chan any, 1)}}
-	if err := r.c.tell(ctx, msg, f, nil); err != nil {
+	if err := r.c.tell(ctx, ctx, msg, f, nil); err != nil {
 		return nil, fmt.Errorf("ask: %w", err)
 	}
 	select {
@@ -92,7 +92,7 @@ func (r Ref) Stop() {
 	if c.capacity > 0 {
 		c.size.Add(1)
 	}
-	c.user.push(poisonPill, nil, nil)
+	c.user.push(poisonPill, nil, nil, nil)
 	c.wake()
 }
 

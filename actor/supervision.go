@@ -176,7 +176,7 @@ func (c *cell) restart(reason any) {
 	} else {
 		// Not at once: fail runs in process's deferred recover, where a
 		// panic of the fresh behaviour would escape.
-		c.system.push(restartMsg{}, nil, nil)
+		c.system.push(restartMsg{}, nil, nil, nil)
 	}
 	c.stopChildren()
 }

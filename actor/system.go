@@ -33,6 +33,8 @@ type System struct {
 	retiring int           // under mu: per-actor executors shutting down
 	retired  chan struct{} // closed when retiring reaches 0, if not nil
 
+	tracer Tracer // nil: none
+
 	deadLetters atomic.Uint64
 	subscribers atomic.Pointer[[]*subscriber]
 	subMu       sync.Mutex
