@@ -16,7 +16,11 @@ func (r *runner) runClosed() time.Time {
 	for range r.cfg.Connections {
 		w := r.addWorker()
 		w.next = w.id % len(r.reqs)
-		wg.Go(w.closedLoop)
+		if r.cfg.Pipeline > 1 {
+			wg.Go(w.pipelinedLoop)
+		} else {
+			wg.Go(w.closedLoop)
+		}
 	}
 	wg.Wait()
 	// Requests cut off by a stop are not counted, so the run ended then.

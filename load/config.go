@@ -52,6 +52,15 @@ type Config struct {
 	// Rate finite and not negative (zero is a pause). Nil means one rate, Rate.
 	Phases []Phase
 
+	// Pipeline, when above 1, makes each connection of a closed-loop run
+	// send this many requests at once, back to back on one write (HTTP/1.1
+	// pipelining, as wrk's pipeline script does), then read their responses
+	// in order before sending the next batch. Each response's latency counts
+	// from the batch's write. Every target must then go to the same host and
+	// port, and the run must be closed loop. Zero or one sends one request at
+	// a time.
+	Pipeline int
+
 	// MaxConns caps the connections of an open-loop run; zero means 10,000.
 	// When every connection is busy, due requests wait and count as late.
 	MaxConns int

@@ -28,6 +28,9 @@ type Result struct {
 	// Connections is the closed-loop connection count, or the most
 	// connections an open-loop run had open at once.
 	Connections int `json:"connections"`
+	// Pipeline is the closed loop's pipelining depth (Config.Pipeline);
+	// 0 when each connection sent one request at a time.
+	Pipeline int `json:"pipeline,omitempty"`
 	// Rate is the open-loop schedule in requests per second; with Phases,
 	// their mean over the planned length.
 	Rate float64 `json:"rate"`

@@ -109,6 +109,10 @@ func newRunner(cfg Config) (*runner, error) {
 		return nil, fmt.Errorf("%w: rate %g is not a finite number", ErrBadConfig, cfg.Rate)
 	case cfg.MaxConns < 0:
 		return nil, fmt.Errorf("%w: max conns %d < 0", ErrBadConfig, cfg.MaxConns)
+	case cfg.Pipeline < 0:
+		return nil, fmt.Errorf("%w: pipeline %d < 0", ErrBadConfig, cfg.Pipeline)
+	case cfg.Pipeline > 1 && (cfg.Rate > 0 || len(cfg.Phases) > 0):
+		return nil, fmt.Errorf("%w: pipeline %d: only a closed loop pipelines (no rate or phases)", ErrBadConfig, cfg.Pipeline)
 	case len(cfg.Phases) > 0 && cfg.Rate != 0:
 		return nil, fmt.Errorf("%w: rate %g and %d phases: set one (each phase has its rate)", ErrBadConfig, cfg.Rate, len(cfg.Phases))
 	}
@@ -153,6 +157,9 @@ func newRunner(cfg Config) (*runner, error) {
 		}
 		req.addrIndex = idx
 		r.reqs = append(r.reqs, req)
+	}
+	if cfg.Pipeline > 1 && len(r.addrs) > 1 {
+		return nil, fmt.Errorf("%w: pipeline %d: the targets go to %d addresses; a pipelined batch goes on one connection", ErrBadConfig, cfg.Pipeline, len(r.addrs))
 	}
 	r.shards = make([]shard, 2*runtime.GOMAXPROCS(0))
 	for i := range r.shards {
@@ -261,6 +268,9 @@ func (r *runner) result(end time.Time) (*Result, error) {
 		}
 	} else {
 		res.Mode, res.Connections = Closed, r.cfg.Connections
+		if r.cfg.Pipeline > 1 {
+			res.Pipeline = r.cfg.Pipeline
+		}
 	}
 	for _, w := range r.workers {
 		res.Requests += w.served.Load()

@@ -16,6 +16,10 @@ func (r *Result) WriteText(w io.Writer) error {
 	case Open:
 		fmt.Fprintf(b, "Open loop at %s, %s, up to %d connections used\n", r.describeRate(), formatElapsed(r.Elapsed), r.Connections)
 	default:
+		if r.Pipeline > 1 {
+			fmt.Fprintf(b, "Closed loop, %d connections pipelining %d requests each, %s\n", r.Connections, r.Pipeline, formatElapsed(r.Elapsed))
+			break
+		}
 		fmt.Fprintf(b, "Closed loop, %d connections, %s\n", r.Connections, formatElapsed(r.Elapsed))
 	}
 	for _, t := range r.Targets {

@@ -154,6 +154,15 @@ func (w *worker) try(c *clientConn, req *request, now time.Time) (f failure, sta
 		retry = closedByPeer(err) && (n == 0 || req.replayable)
 		return w.fail(c, err, failWrite), 0, retry, false
 	}
+	f, status, retry = w.receive(c, req)
+	return f, status, retry, true
+}
+
+// receive reads the response to req on c, which carries it, and checks it.
+// retry reports that not a byte of it arrived because the server had closed
+// the connection, and that req is replayable. On an I/O error c is closed.
+func (w *worker) receive(c *clientConn, req *request) (f failure, status int, retry bool) {
+	r := w.r
 	var h responseHead
 	n, err := readHead(c.br, &h)
 	w.bytes += n
@@ -168,7 +177,7 @@ func (w *worker) try(c *clientConn, req *request, now time.Time) (f failure, sta
 				def = failClosed
 			}
 		}
-		return w.fail(c, err, def), 0, retry, true
+		return w.fail(c, err, def), 0, retry
 	}
 	var keep *[]byte
 	if r.expectBody != nil {
@@ -178,7 +187,7 @@ func (w *worker) try(c *clientConn, req *request, now time.Time) (f failure, sta
 	m, err := readBody(c.br, &h, req.head, keep)
 	w.bytes += m
 	if err != nil {
-		return w.fail(c, err, failRead), h.status, false, true
+		return w.fail(c, err, failRead), h.status, false
 	}
 	c.used = true
 	if h.close {
@@ -187,11 +196,11 @@ func (w *worker) try(c *clientConn, req *request, now time.Time) (f failure, sta
 	}
 	switch {
 	case !r.expectStatus(h.status):
-		return failStatus, h.status, false, true
+		return failStatus, h.status, false
 	case keep != nil && !bytes.Contains(w.body, r.expectBody):
-		return failBody, h.status, false, true
+		return failBody, h.status, false
 	}
-	return ok, h.status, false, true
+	return ok, h.status, false
 }
 
 // fail closes c after an I/O error and names the cause.

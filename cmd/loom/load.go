@@ -27,6 +27,7 @@ type loadFlags struct {
 	rate         float64
 	phases       string
 	maxConns     int
+	pipeline     int
 	timeout      time.Duration
 	method       string
 	headers      []string
@@ -76,6 +77,7 @@ func bindLoadFlags(cmd *cobra.Command, f *loadFlags) {
 	fl.Float64Var(&f.rate, "rate", 0, "open loop: requests per second on a fixed schedule")
 	fl.StringVar(&f.phases, "phases", "", "open loop whose rate changes: RATE:DURATION,… such as 500:10s,2000:10s (lasts their total)")
 	fl.IntVar(&f.maxConns, "max-conns", 10000, "open loop: most connections to open")
+	fl.IntVar(&f.pipeline, "pipeline", 1, "closed loop: requests each connection sends at once (HTTP/1.1 pipelining)")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "per request and per connection attempt (0: none)")
 	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, `request header "Name: value" (repeatable)`)
@@ -95,6 +97,7 @@ func loadConfig(f loadFlags, urls []string, changed func(string) bool) (load.Con
 		Duration:    f.duration,
 		Rate:        f.rate,
 		MaxConns:    f.maxConns,
+		Pipeline:    f.pipeline,
 		Timeout:     f.timeout,
 	}
 	if f.timeout == 0 {
@@ -194,6 +197,10 @@ func checkLoadFlags(f loadFlags, changed func(string) bool) error {
 		return fmt.Errorf("--rate %g: want a finite number of requests per second above 0 (leave --rate out for a closed loop)", f.rate)
 	case f.maxConns < 1:
 		return fmt.Errorf("--max-conns %d: want at least 1", f.maxConns)
+	case f.pipeline < 1:
+		return fmt.Errorf("--pipeline %d: want at least 1 (1: no pipelining)", f.pipeline)
+	case f.pipeline > 1 && (f.rate > 0 || f.phases != ""):
+		return errors.New("--pipeline is for the closed loop; an open loop sends each request when it is due")
 	case f.timeout < 0:
 		return fmt.Errorf("--timeout %s: want 0 (none) or more", f.timeout)
 	case f.method == "":
