@@ -37,7 +37,12 @@ type Restarting struct{ Reason any }
 
 // Terminated is received by an actor that watches another (Context.Watch)
 // when that one has stopped, after every message it sent before stopping.
-type Terminated struct{ Actor Ref }
+// Reason is nil when the actor stopped; for a remote actor whose node left
+// or became unreachable, it says so (package actor/remote's errors).
+type Terminated struct {
+	Actor  Ref
+	Reason error
+}
 
 // EscalatedError is the failure a parent receives when a child's Supervisor
 // says Escalate: the parent's own Supervisor then decides about the parent.

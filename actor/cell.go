@@ -32,6 +32,7 @@ type cell struct {
 	name   string
 	path   string
 	future *future // an Ask's reply address; nil for actors
+	remote Remote  // an actor in another process (RemoteRef); nil for local ones
 
 	newActor   func() Actor
 	supervisor Supervisor

@@ -94,12 +94,20 @@ func (x *Context) Watch(r Ref) {
 	if r.c == nil || r.c.future != nil {
 		panic(fmt.Sprintf("loom: actor %s watches %v, which is not an actor", x.cell.path, r))
 	}
+	if r.c.remote != nil {
+		r.c.remote.Signal(SignalWatch, Ref{x.cell})
+		return
+	}
 	r.c.sendSystem(watchMsg{watcher: x.cell})
 }
 
 // Unwatch cancels Watch; a Terminated already queued is still delivered.
 func (x *Context) Unwatch(r Ref) {
 	if r.c == nil || r.c.future != nil {
+		return
+	}
+	if r.c.remote != nil {
+		r.c.remote.Signal(SignalUnwatch, Ref{x.cell})
 		return
 	}
 	r.c.sendSystem(unwatchMsg{watcher: x.cell})

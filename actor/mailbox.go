@@ -12,6 +12,14 @@ import (
 // woken). It returns an error only for a bounded mailbox: a full one's Fail,
 // or ctx's end while waiting for room.
 func (c *cell) tell(ctx, carry context.Context, msg any, sender, turn *cell) error {
+	if c.remote != nil {
+		// The receiving process traces it: carry travels with it.
+		if err := c.remote.Send(carry, msg, Ref{sender}); err != nil {
+			c.sys.deadLetter(c, msg, sender, err)
+			return err
+		}
+		return nil
+	}
 	if c.future != nil {
 		if !c.future.deliver(msg) {
 			c.sys.deadLetter(c, msg, sender, errAnswered)

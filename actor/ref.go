@@ -47,6 +47,13 @@ func (r Ref) Ask(ctx context.Context, msg any) (any, error) {
 	if r.c == nil {
 		return nil, fmt.Errorf("ask: %w", ErrStopped)
 	}
+	if r.c.remote != nil {
+		v, err := r.c.remote.Ask(ctx, msg)
+		if err != nil {
+			return nil, fmt.Errorf("ask %s: %w", r.c.name, err)
+		}
+		return v, nil
+	}
 	if r.c.lifecycle.Load() == dead {
 		return nil, fmt.Errorf("ask %s: %w", r.c.path, ErrStopped)
 	}
@@ -87,6 +94,10 @@ func (r Ref) Stop() {
 	if r.c == nil || r.c.future != nil {
 		return
 	}
+	if r.c.remote != nil {
+		r.c.remote.Signal(SignalStop, Ref{})
+		return
+	}
 	// Past the bound of a bounded mailbox: a stop is never refused.
 	c := r.c
 	if c.capacity > 0 {
@@ -102,6 +113,10 @@ func (r Ref) Kill() {
 	if r.c == nil || r.c.future != nil {
 		return
 	}
+	if r.c.remote != nil {
+		r.c.remote.Signal(SignalKill, Ref{})
+		return
+	}
 	r.c.sendSystem(killMsg{})
 }
 
@@ -110,8 +125,12 @@ func (r Ref) Kill() {
 // actor whose dispatcher's executor drops its turn unrun or refuses it,
 // closed, is killed on the goroutine that found it so (docs/actor.md), and
 // Done closes all the same. For the zero Ref, and an Ask's reply address,
-// it returns a closed channel.
+// it returns a closed channel. For a remote actor it is closed once this
+// process knows the actor has stopped (see Remote.Done).
 func (r Ref) Done() <-chan struct{} {
+	if r.c != nil && r.c.remote != nil {
+		return r.c.remote.Done()
+	}
 	if r.c == nil || r.c.done == nil {
 		return closed
 	}
@@ -124,7 +143,8 @@ var closed = func() chan struct{} {
 	return c
 }()
 
-// Path returns the actor's path ("/parent/child"), "" for the zero Ref.
+// Path returns the actor's path ("/parent/child") on its node, "" for the
+// zero Ref.
 func (r Ref) Path() string {
 	if r.c == nil {
 		return ""
@@ -132,10 +152,14 @@ func (r Ref) Path() string {
 	return r.c.path
 }
 
-// String returns the path, or "<none>" for the zero Ref.
+// String returns the path, followed by "@" and the node's name for a
+// remote actor, or "<none>" for the zero Ref.
 func (r Ref) String() string {
 	if r.c == nil {
 		return "<none>"
+	}
+	if r.c.remote != nil {
+		return r.c.name
 	}
 	return r.c.path
 }
