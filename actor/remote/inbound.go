@@ -1,0 +1,165 @@
+package remote
+
+import (
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/loomrt/loom/actor"
+)
+
+// maxLocal bounds the inbound goroutine's cache of local paths.
+const maxLocal = 4096
+
+// onBatch delivers a batch from another node, on the subscription's one
+// goroutine: frames are handled in the order they were queued, which keeps
+// each sender's messages to each actor in order.
+func (n *Node) onBatch(m *nats.Msg) {
+	n.batchesIn.Add(1)
+	r := reader{b: m.Data}
+	name, instance, err := r.header()
+	if err != nil {
+		n.malformed.Add(1)
+		return
+	}
+	p, _ := n.peerFrom(string(name), instance)
+	if p == nil {
+		n.stale.Add(1)
+		return
+	}
+	var f frame
+	frames := uint64(0)
+	for r.next(&f) {
+		frames++
+		n.handle(p, &f)
+	}
+	n.framesIn.Add(frames)
+	if r.bad {
+		n.malformed.Add(1)
+	}
+}
+
+func (n *Node) handle(p *peer, f *frame) {
+	switch f.kind {
+	case kindTell:
+		var sender actor.Ref
+		if len(f.senderPath) > 0 {
+			sender = n.resolve(p, f.senderNode, f.senderPath)
+		}
+		msg, err := n.codecs.decode(f.typeName, f.payload)
+		if err != nil {
+			n.malformed.Add(1)
+			n.sys.Undelivered(actor.DeadLetter{Sender: sender, Message: f.typeName, Reason: fmt.Errorf("from %s: %w", p.name, err)})
+			return
+		}
+		if f.to[0] == '$' {
+			if len(f.to) < len(askPrefix) || string(f.to[:len(askPrefix)]) != askPrefix || !n.answer(f.to, msg) {
+				n.sys.Undelivered(actor.DeadLetter{Sender: sender, Message: msg,
+					Reason: fmt.Errorf("%w: reply to %s: the Ask has ended", actor.ErrStopped, f.to)})
+			}
+			return
+		}
+		to, ok := n.localRef(f.to)
+		if !ok {
+			n.sys.Undelivered(actor.DeadLetter{Sender: sender, Message: msg,
+				Reason: fmt.Errorf("%w: %s on %s", actor.ErrNotFound, f.to, n.name)})
+			return
+		}
+		to.TellFrom(msg, sender)
+	case kindSignal:
+		to, ok := n.localRef(f.to)
+		switch s := actor.Signal(f.signal); s {
+		case actor.SignalStop, actor.SignalKill:
+			if ok {
+				to.Signal(s, actor.Ref{})
+			}
+		case actor.SignalWatch, actor.SignalUnwatch:
+			if len(f.senderPath) == 0 {
+				n.malformed.Add(1)
+				return
+			}
+			w := p.proxyBytes(f.senderPath)
+			if !ok {
+				if s == actor.SignalWatch {
+					_ = p.terminated(w.path, string(f.to), reasonNotFound)
+				}
+				return
+			}
+			n.mu.Lock()
+			if p.inWatches != nil {
+				if s == actor.SignalWatch {
+					p.inWatches[inWatch{target: to, watcher: w.ref}] = struct{}{}
+				} else {
+					delete(p.inWatches, inWatch{target: to, watcher: w.ref})
+				}
+			}
+			n.mu.Unlock()
+			to.Signal(s, w.ref)
+		default:
+			n.malformed.Add(1)
+		}
+	case kindTerminated:
+		watcher, ok := n.localRef(f.to)
+		if !ok {
+			return
+		}
+		n.mu.Lock()
+		key := watchKey{path: string(f.actor), watcher: watcher}
+		a := p.watches[key]
+		delete(p.watches, key)
+		if a != nil {
+			if p.proxies[a.path] == a {
+				delete(p.proxies, a.path)
+			}
+			a.end()
+		}
+		n.mu.Unlock()
+		if a == nil {
+			return // unwatched meanwhile
+		}
+		var reason error
+		if f.reason == reasonNotFound {
+			reason = fmt.Errorf("%w: %s on %s", actor.ErrNotFound, a.path, p.name)
+		}
+		watcher.TellFrom(actor.Terminated{Actor: a.ref, Reason: reason}, a.ref)
+	case kindFail:
+		n.answer(f.to, askFailure{failure(p.name, f.reason, f.text)})
+	}
+}
+
+// resolve returns the sender a frame from p names, on the inbound goroutine.
+func (n *Node) resolve(p *peer, node, path []byte) actor.Ref {
+	switch {
+	case len(node) == 0:
+		return p.proxyBytes(path).ref
+	case string(node) == n.name:
+		r, _ := n.localRef(path)
+		return r
+	}
+	if q := n.peerNamed(string(node)); q != nil {
+		return q.proxyBytes(path).ref
+	}
+	return actor.Ref{}
+}
+
+// localRef returns the live local actor at path. Only the inbound
+// goroutine calls it: the cache is its own.
+func (n *Node) localRef(path []byte) (actor.Ref, bool) {
+	if r, ok := n.local[string(path)]; ok {
+		select {
+		case <-r.Done():
+			delete(n.local, string(path))
+		default:
+			return r, true
+		}
+	}
+	r, err := n.sys.Lookup(string(path))
+	if err != nil {
+		return actor.Ref{}, false
+	}
+	if len(n.local) >= maxLocal {
+		clear(n.local)
+	}
+	n.local[string(path)] = r
+	return r, true
+}

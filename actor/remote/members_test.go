@@ -1,0 +1,252 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loomrt/loom/actor"
+)
+
+// events collects a node's membership events.
+type events struct {
+	mu   sync.Mutex
+	list []MemberEvent
+}
+
+func collectEvents(t *testing.T, n *Node) *events {
+	e := &events{}
+	t.Cleanup(n.SubscribeMembers(func(ev MemberEvent) {
+		e.mu.Lock()
+		e.list = append(e.list, ev)
+		e.mu.Unlock()
+	}))
+	return e
+}
+
+func (e *events) wait(t *testing.T, node string, kind EventKind) MemberEvent {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		e.mu.Lock()
+		for _, ev := range e.list {
+			if ev.Node == node && ev.Kind == kind {
+				e.mu.Unlock()
+				return ev
+			}
+		}
+		e.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no %v event for %s in 15 s", kind, node)
+	return MemberEvent{}
+}
+
+func (e *events) count(kind EventKind) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k := 0
+	for _, ev := range e.list {
+		if ev.Kind == kind {
+			k++
+		}
+	}
+	return k
+}
+
+// watchAll spawns an actor on n that watches refs and reports each
+// Terminated with when it arrived.
+func watchAll(t *testing.T, n *Node, refs ...actor.Ref) <-chan actor.Terminated {
+	t.Helper()
+	got := make(chan actor.Terminated, len(refs))
+	w := spawn(t, n.System(), "", func(c *actor.Context, msg any) {
+		switch msg := msg.(type) {
+		case actor.Started:
+			for _, r := range refs {
+				c.Watch(r)
+			}
+		case actor.Terminated:
+			got <- msg
+		case string:
+			c.Respond(msg)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := w.Ask(ctx, "sync"); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestJoinAndLeaveEvents(t *testing.T) {
+	ns := startNATS(t)
+	a := join(t, ns, "a")
+	ev := collectEvents(t, a)
+	b, err := Join(newSystem(t), "b", WithURL(ns.url()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.wait(t, "b", Joined)
+	spawn(t, b.System(), "echo", echo)
+	ref := a.Ref("b", "/echo")
+	got := watchAll(t, a, ref)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	left := ev.wait(t, "b", Left)
+	if !errors.Is(left.Reason, ErrNodeLeft) {
+		t.Errorf("Left reason %v; want ErrNodeLeft", left.Reason)
+	}
+	term := recv(t, got)
+	if term.Actor != ref || !errors.Is(term.Reason, ErrNodeLeft) {
+		t.Errorf("Terminated %+v; want %v with ErrNodeLeft", term, ref)
+	}
+	if err := ref.Send(ctx, "late"); !errors.Is(err, ErrNodeLeft) {
+		t.Errorf("Send after leave = %v; want ErrNodeLeft", err)
+	}
+	waitMembers(t, a)
+}
+
+// A node whose connection dies without a word is declared down within the
+// failure bound: watchers get Terminated, Asks in flight fail, Tells go to
+// dead letters.
+func TestSilentNodeIsDown(t *testing.T) {
+	ns := startNATS(t)
+	const heartbeat, failAfter = 50 * time.Millisecond, 500 * time.Millisecond
+	a := join(t, ns, "a", WithFailureDetector(heartbeat, failAfter))
+	ev := collectEvents(t, a)
+	b := join(t, ns, "b")
+	spawn(t, b.System(), "mute", func(*actor.Context, any) {})
+	waitMembers(t, a, "b")
+	ref := a.Ref("b", "/mute")
+	got := watchAll(t, a, ref)
+	asked := make(chan error, 1)
+	go func() {
+		_, err := ref.Ask(context.Background(), "never answered")
+		asked <- err
+	}()
+	// b's heartbeats stop as a kill -9's would; its TCP connection stays.
+	b.nc.Close()
+	start := time.Now()
+	down := ev.wait(t, "b", Down)
+	if !errors.Is(down.Reason, ErrNodeDown) {
+		t.Errorf("Down reason %v; want ErrNodeDown", down.Reason)
+	}
+	term := recv(t, got)
+	if !errors.Is(term.Reason, ErrNodeDown) {
+		t.Errorf("Terminated reason %v; want ErrNodeDown", term.Reason)
+	}
+	if err := recv(t, asked); !errors.Is(err, ErrNodeDown) {
+		t.Errorf("Ask in flight = %v; want ErrNodeDown", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("down after %v", d)
+	}
+	dead := collectDeadLetters(t, a.System())
+	ref.Tell("after")
+	dead.wait(t, func(d actor.DeadLetter) bool { return errors.Is(d.Reason, ErrNodeDown) && d.Message == "after" })
+}
+
+// A node killed with SIGKILL is declared down within the default bound,
+// 2.75 s: its watchers get Terminated, and an Ask in flight fails with
+// ErrNodeDown.
+func TestKilledNodeIsDownWithinBound(t *testing.T) {
+	ns := startNATS(t)
+	a := join(t, ns, "a")
+	c := startChild(t, ns, "", "victim")
+	waitMembers(t, a, "victim")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ref, err := a.Lookup(ctx, "echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := actor.Ask[string](ctx, ref, "up?"); err != nil || got != "up?" {
+		t.Fatalf("Ask = %q, %v", got, err)
+	}
+	got := watchAll(t, a, ref)
+	asked := make(chan error, 1)
+	go func() {
+		// echo answers at once: an Ask queued after the kill is in flight
+		// until the node is declared down.
+		<-time.After(50 * time.Millisecond)
+		_, err := ref.Ask(context.Background(), "in flight")
+		asked <- err
+	}()
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	term := recv(t, got)
+	took := time.Since(killed)
+	if !errors.Is(term.Reason, ErrNodeDown) || term.Actor != ref {
+		t.Errorf("Terminated %+v; want %v with ErrNodeDown", term, ref)
+	}
+	bound := DefaultFailAfter + DefaultHeartbeat
+	if took > bound+500*time.Millisecond {
+		t.Errorf("Terminated %v after the kill; want within %v", took, bound)
+	}
+	t.Logf("Terminated %v after SIGKILL", took)
+	if err := recv(t, asked); !errors.Is(err, ErrNodeDown) {
+		t.Errorf("Ask in flight = %v; want ErrNodeDown", err)
+	}
+}
+
+// No node is declared down while the machine is merely busy: every core
+// spins for twice the failure bound, in this process, which runs both
+// nodes' heartbeats, and the NATS server.
+func TestNoFalseDownUnderCPUSaturation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spins every core for 5 s")
+	}
+	ns := startNATS(t)
+	a, b := join(t, ns, "a"), join(t, ns, "b")
+	evA, evB := collectEvents(t, a), collectEvents(t, b)
+	spawn(t, b.System(), "echo", echo)
+	waitMembers(t, a, "b")
+	waitMembers(t, b, "a")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 * runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for x := 0; ; x++ {
+				if x%1024 == 0 {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+				}
+			}
+		}()
+	}
+	// Traffic between the nodes meanwhile.
+	ref := a.Ref("b", "/echo")
+	deadline := time.Now().Add(2 * DefaultFailAfter)
+	asks := 0
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := ref.Ask(ctx, "busy")
+		cancel()
+		if err != nil {
+			t.Errorf("Ask under load: %v", err)
+			break
+		}
+		asks++
+	}
+	close(stop)
+	wg.Wait()
+	if n := evA.count(Down) + evB.count(Down); n != 0 {
+		t.Errorf("%d Down events under CPU saturation; want 0", n)
+	}
+	t.Logf("%d asks answered while every core spun", asks)
+}

@@ -1,0 +1,242 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/loomrt/loom/actor"
+)
+
+func TestAskAndTellAcrossNodes(t *testing.T) {
+	ns := startNATS(t)
+	a, b := join(t, ns, "a"), join(t, ns, "b")
+	spawn(t, b.System(), "echo", echo)
+	waitMembers(t, a, "b")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ref := a.Ref("b", "/echo")
+	if got, want := ref.String(), "/echo@b"; got != want {
+		t.Errorf("String() = %q; want %q", got, want)
+	}
+	if ref != a.Ref("b", "/echo") {
+		t.Error("two Refs to /echo on b differ; want equal")
+	}
+	got, err := actor.Ask[string](ctx, ref, "hello")
+	if err != nil || got != "hello" {
+		t.Fatalf("Ask = %q, %v; want hello, nil", got, err)
+	}
+
+	// A Tell from an actor carries it as the sender: the reply comes back.
+	replies := make(chan any, 1)
+	spawn(t, a.System(), "client", func(c *actor.Context, msg any) {
+		switch msg := msg.(type) {
+		case string:
+			if msg == "go" {
+				c.Tell(ref, []byte("ping"))
+				return
+			}
+		case []byte:
+			if c.Sender() != ref {
+				replies <- fmt.Errorf("sender %v; want %v", c.Sender(), ref)
+				return
+			}
+			replies <- string(msg)
+		}
+	})
+	client, _ := a.System().Lookup("/client")
+	client.Tell("go")
+	if got := recv(t, replies); got != "ping" {
+		t.Fatalf("reply %v; want ping", got)
+	}
+}
+
+// Messages from one sender to one remote actor arrive in the order sent,
+// across many batches.
+func TestOrderPerSenderReceiver(t *testing.T) {
+	ns := startNATS(t)
+	a, b := join(t, ns, "a"), join(t, ns, "b")
+	const count = 20000
+	done := make(chan error, 1)
+	next := 0
+	spawn(t, b.System(), "sink", func(c *actor.Context, msg any) {
+		s, ok := msg.(string)
+		if !ok {
+			return
+		}
+		if s != fmt.Sprint(next) {
+			done <- fmt.Errorf("got message %s; want %d", s, next)
+			return
+		}
+		next++
+		if next == count {
+			done <- nil
+		}
+	})
+	ref := a.Ref("b", "/sink")
+	for i := range count {
+		ref.Tell(fmt.Sprint(i))
+	}
+	if err := recv(t, done); err != nil {
+		t.Fatal(err)
+	}
+	if s := a.Stats(); s.BatchesSent >= count {
+		t.Errorf("%d batches for %d messages; want many messages per batch", s.BatchesSent, count)
+	}
+}
+
+type unregistered struct{ X int }
+
+// A message of a type no codec handles goes to dead letters at Tell, on the
+// sender's node, with the reason.
+func TestUnknownTypeIsDeadLetter(t *testing.T) {
+	ns := startNATS(t)
+	a, b := join(t, ns, "a"), join(t, ns, "b")
+	spawn(t, b.System(), "echo", echo)
+	dead := collectDeadLetters(t, a.System())
+	ref := a.Ref("b", "/echo")
+	ref.Tell(unregistered{1})
+	d := dead.wait(t, func(d actor.DeadLetter) bool { return errors.Is(d.Reason, ErrUnknownType) })
+	if d.Recipient != ref || d.Message != (unregistered{1}) {
+		t.Errorf("dead letter %+v; want unregistered{1} to %v", d, ref)
+	}
+	if err := ref.Send(context.Background(), unregistered{2}); !errors.Is(err, ErrUnknownType) {
+		t.Errorf("Send = %v; want ErrUnknownType", err)
+	}
+	_, err := ref.Ask(context.Background(), unregistered{3})
+	if !errors.Is(err, ErrUnknownType) {
+		t.Errorf("Ask = %v; want ErrUnknownType", err)
+	}
+}
+
+type point struct {
+	X, Y int
+	Name string
+}
+
+func TestJSONCodecAcrossNodes(t *testing.T) {
+	ns := startNATS(t)
+	codecs := func() *Codecs {
+		c := NewCodecs()
+		if err := RegisterJSON[point](c, "point"); err != nil {
+			t.Fatal(err)
+		}
+		if err := RegisterJSON[*unregistered](c, "ptr"); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b := join(t, ns, "a", WithCodecs(codecs())), join(t, ns, "b", WithCodecs(codecs()))
+	spawn(t, b.System(), "echo", echo)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, msg := range []any{point{1, 2, "p"}, &unregistered{7}} {
+		got, err := a.Ref("b", "/echo").Ask(ctx, msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", msg) {
+			t.Errorf("echo of %#v = %#v", msg, got)
+		}
+	}
+}
+
+// An Ask to an actor that does not exist fails at once with the remote
+// node's reason, not at its deadline.
+func TestAskMissingActorFailsFast(t *testing.T) {
+	ns := startNATS(t)
+	a, _ := join(t, ns, "a"), join(t, ns, "b")
+	waitMembers(t, a, "b")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	_, err := a.Ref("b", "/nobody").Ask(ctx, "hi")
+	if !errors.Is(err, actor.ErrNotFound) {
+		t.Fatalf("Ask = %v; want ErrNotFound", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Ask failed after %v; want at once", d)
+	}
+}
+
+// An Ask fails within its deadline when nothing answers.
+func TestAskDeadline(t *testing.T) {
+	ns := startNATS(t)
+	a, b := join(t, ns, "a"), join(t, ns, "b")
+	spawn(t, b.System(), "mute", func(*actor.Context, any) {})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := a.Ref("b", "/mute").Ask(ctx, "hi")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Ask = %v; want DeadlineExceeded", err)
+	}
+}
+
+func TestWatchRemoteActor(t *testing.T) {
+	ns := startNATS(t)
+	a, b := join(t, ns, "a"), join(t, ns, "b")
+	target := spawn(t, b.System(), "target", func(*actor.Context, any) {})
+	spawn(t, b.System(), "echo", echo)
+	ref := a.Ref("b", "/target")
+	got := make(chan actor.Terminated, 2)
+	watcher := spawn(t, a.System(), "watcher", func(c *actor.Context, msg any) {
+		switch msg := msg.(type) {
+		case actor.Started:
+			c.Watch(ref)
+			c.Watch(a.Ref("b", "/missing"))
+			c.Respond("watching")
+		case actor.Terminated:
+			got <- msg
+		case string:
+			c.Respond(msg)
+		}
+	})
+	// An Ask after the watch has passed b's actor's mailbox.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := watcher.Ask(ctx, "sync"); err != nil {
+		t.Fatal(err)
+	}
+	missing := recv(t, got)
+	if missing.Actor.Path() != "/missing" || !errors.Is(missing.Reason, actor.ErrNotFound) {
+		t.Errorf("Terminated %+v; want /missing with ErrNotFound", missing)
+	}
+	// Frames to b are handled in the order queued: once this is answered,
+	// the watch, queued before it, has reached /target.
+	if _, err := a.Ref("b", "/echo").Ask(ctx, "sync"); err != nil {
+		t.Fatal(err)
+	}
+	target.Stop()
+	term := recv(t, got)
+	if term.Actor != ref || term.Reason != nil {
+		t.Errorf("Terminated %+v; want %v with no reason", term, ref)
+	}
+	select {
+	case <-ref.Done():
+	case <-time.After(10 * time.Second):
+		t.Error("Done of the remote Ref not closed after Terminated")
+	}
+}
+
+// Stop and Kill on a remote Ref stop the actor.
+func TestStopRemoteActor(t *testing.T) {
+	ns := startNATS(t)
+	a, b := join(t, ns, "a"), join(t, ns, "b")
+	for _, kill := range []bool{false, true} {
+		target := spawn(t, b.System(), fmt.Sprint("t", kill), func(*actor.Context, any) {})
+		ref := a.Ref("b", target.Path())
+		if kill {
+			ref.Kill()
+		} else {
+			ref.Stop()
+		}
+		select {
+		case <-target.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("kill=%v: %v did not stop", kill, target)
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package remote
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// The wire format. One NATS message carries a batch: a header, then frames.
+//
+//	batch  = 'L' version:u8 instance:u64le nameLen:u8 name frame*
+//	frame  = length:u32le body                   (length of body)
+//	body   = kind:u8 to:str rest
+//	str    = len:uvarint bytes
+//	tell       rest = senderNode:str senderPath:str type:str payload
+//	signal     rest = signal:u8 from:str        (from read as senderPath)
+//	terminated rest = actor:str reason:u8
+//	fail       rest = reason:u8 text:str         (to is an Ask's "$ask/N")
+//
+// senderNode "" is the batch's node; senderPath "" is no sender.
+const (
+	magic   = 'L'
+	version = 1
+
+	kindTell byte = iota + 1
+	kindSignal
+	kindTerminated
+	kindFail
+)
+
+// Reasons a terminated or fail frame gives.
+const (
+	reasonStopped byte = iota
+	reasonNotFound
+	reasonUnknownType
+	reasonOther
+)
+
+var errMalformed = errors.New("remote: malformed batch")
+
+// appendHeader appends a batch header for node name, incarnation instance.
+func appendHeader(b []byte, name string, instance uint64) []byte {
+	b = append(b, magic, version)
+	b = binary.LittleEndian.AppendUint64(b, instance)
+	b = append(b, byte(len(name)))
+	return append(b, name...)
+}
+
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// beginFrame reserves a frame's length; endFrame fills it in.
+func beginFrame(b []byte, kind byte, to string) ([]byte, int) {
+	start := len(b)
+	b = append(b, 0, 0, 0, 0, kind)
+	return appendStr(b, to), start
+}
+
+func endFrame(b []byte, start int) []byte {
+	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start-4))
+	return b
+}
+
+// reader reads a batch. Every read checks bounds: a malformed batch is an
+// error, never a panic.
+type reader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *reader) byte() byte {
+	if len(r.b) < 1 {
+		r.bad = true
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
+	return v
+}
+
+func (r *reader) bytes(n int) []byte {
+	if n < 0 || len(r.b) < n {
+		r.bad = true
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) str() []byte {
+	n, k := binary.Uvarint(r.b)
+	if k <= 0 || n > uint64(len(r.b)-k) {
+		r.bad = true
+		return nil
+	}
+	r.b = r.b[k:]
+	return r.bytes(int(n))
+}
+
+// header reads a batch header.
+func (r *reader) header() (name []byte, instance uint64, err error) {
+	if r.byte() != magic || r.byte() != version {
+		return nil, 0, errMalformed
+	}
+	raw := r.bytes(8)
+	if r.bad {
+		return nil, 0, errMalformed
+	}
+	instance = binary.LittleEndian.Uint64(raw)
+	name = r.bytes(int(r.byte()))
+	if r.bad || len(name) == 0 || instance == 0 {
+		return nil, 0, errMalformed
+	}
+	return name, instance, nil
+}
+
+// frame is one decoded frame; its byte slices point into the batch.
+type frame struct {
+	kind       byte
+	to         []byte
+	senderNode []byte
+	senderPath []byte
+	typeName   []byte
+	payload    []byte
+	signal     byte
+	actor      []byte
+	reason     byte
+	text       []byte
+}
+
+// next reads the next frame into f; false at the end of the batch, or with
+// r.bad set when the rest is malformed.
+func (r *reader) next(f *frame) bool {
+	if len(r.b) == 0 {
+		return false
+	}
+	raw := r.bytes(4)
+	if r.bad {
+		return false
+	}
+	body := reader{b: r.bytes(int(binary.LittleEndian.Uint32(raw)))}
+	if r.bad {
+		return false
+	}
+	*f = frame{kind: body.byte(), to: body.str()}
+	switch f.kind {
+	case kindTell:
+		f.senderNode, f.senderPath, f.typeName = body.str(), body.str(), body.str()
+		f.payload = body.b
+		body.b = nil
+	case kindSignal:
+		f.signal, f.senderPath = body.byte(), body.str()
+	case kindTerminated:
+		f.actor, f.reason = body.str(), body.byte()
+	case kindFail:
+		f.reason, f.text = body.byte(), body.str()
+	default:
+		body.bad = true
+	}
+	if body.bad || len(body.b) != 0 || len(f.to) == 0 {
+		r.bad = true
+		return false
+	}
+	return true
+}
