@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/nats-io/nats.go"
@@ -65,7 +66,13 @@ func (n *Node) handle(p *peer, f *frame) {
 				Reason: fmt.Errorf("%w: %s on %s", actor.ErrNotFound, f.to, n.name)})
 			return
 		}
-		to.TellFrom(msg, sender)
+		ctx := context.Background()
+		if len(f.trace) > 0 && n.sys.Tracer() != nil {
+			if c := readTrace(f.trace); c != nil {
+				ctx = n.sys.ExtractContext(ctx, &c)
+			}
+		}
+		to.TellFrom(ctx, msg, sender)
 	case kindSignal:
 		to, ok := n.localRef(f.to)
 		switch s := actor.Signal(f.signal); s {
@@ -121,7 +128,7 @@ func (n *Node) handle(p *peer, f *frame) {
 		if f.reason == reasonNotFound {
 			reason = fmt.Errorf("%w: %s on %s", actor.ErrNotFound, a.path, p.name)
 		}
-		watcher.TellFrom(actor.Terminated{Actor: a.ref, Reason: reason}, a.ref)
+		watcher.TellFrom(context.Background(), actor.Terminated{Actor: a.ref, Reason: reason}, a.ref)
 	case kindFail:
 		n.answer(f.to, askFailure{failure(p.name, f.reason, f.text)})
 	}

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"sort"
@@ -337,7 +338,7 @@ func (n *Node) remove(p *peer, reason error, kind EventKind) {
 	close(p.gone)
 
 	for k, a := range watches {
-		k.watcher.TellFrom(actor.Terminated{Actor: a.ref, Reason: reason}, a.ref)
+		k.watcher.TellFrom(context.Background(), actor.Terminated{Actor: a.ref, Reason: reason}, a.ref)
 	}
 	for k := range inWatches {
 		k.target.Signal(actor.SignalUnwatch, k.watcher)

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -128,16 +129,22 @@ func (p *peer) queue(kind byte, to string, put func(b []byte) ([]byte, error)) e
 	return nil
 }
 
-// tell queues a message frame.
-func (p *peer) tell(to string, msg any, senderNode, senderPath string) error {
+// tell queues a message frame, with ctx's trace when the System has a
+// Tracer.
+func (p *peer) tell(ctx context.Context, to string, msg any, senderNode, senderPath string) error {
 	name, codec, ok := p.n.codecs.encoder(msg)
 	if !ok {
 		return fmt.Errorf("%w: %T", ErrUnknownType, msg)
+	}
+	var trace carrier
+	if p.n.sys.Tracer() != nil && ctx != nil {
+		p.n.sys.InjectContext(ctx, &trace)
 	}
 	return p.queue(kindTell, to, func(b []byte) ([]byte, error) {
 		b = appendStr(b, senderNode)
 		b = appendStr(b, senderPath)
 		b = appendStr(b, name)
+		b = appendTrace(b, trace)
 		b, err := codec.Append(b, msg)
 		if err != nil {
 			return b, fmt.Errorf("encode %T: %w", msg, err)

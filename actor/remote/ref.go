@@ -38,7 +38,7 @@ func (a *remoteActor) Done() <-chan struct{} { return a.done }
 
 // Send queues msg for a's node. A Terminated is the news that a local actor
 // a watches has stopped.
-func (a *remoteActor) Send(_ context.Context, msg any, sender actor.Ref) error {
+func (a *remoteActor) Send(ctx context.Context, msg any, sender actor.Ref) error {
 	if t, ok := msg.(actor.Terminated); ok && t.Actor.Remote() == nil {
 		n := a.p.n
 		n.mu.Lock()
@@ -49,7 +49,7 @@ func (a *remoteActor) Send(_ context.Context, msg any, sender actor.Ref) error {
 		return a.p.terminated(a.path, t.Actor.Path(), reasonStopped)
 	}
 	node, path := a.p.n.address(sender)
-	return a.p.tell(a.path, msg, node, path)
+	return a.p.tell(ctx, a.path, msg, node, path)
 }
 
 // address returns how a frame names sender: its node ("" for this one) and
@@ -80,7 +80,7 @@ func (a *remoteActor) Signal(s actor.Signal, from actor.Ref) {
 		if a.p.removed {
 			n.mu.Unlock()
 			if s == actor.SignalWatch {
-				from.TellFrom(actor.Terminated{Actor: a.ref, Reason: a.p.goneErr}, a.ref)
+				from.TellFrom(context.Background(), actor.Terminated{Actor: a.ref, Reason: a.p.goneErr}, a.ref)
 			}
 			return
 		}
@@ -96,7 +96,7 @@ func (a *remoteActor) Signal(s actor.Signal, from actor.Ref) {
 			delete(a.p.watches, key)
 			n.mu.Unlock()
 			if watched {
-				from.TellFrom(actor.Terminated{Actor: a.ref, Reason: err}, a.ref)
+				from.TellFrom(context.Background(), actor.Terminated{Actor: a.ref, Reason: err}, a.ref)
 			}
 		}
 	case actor.SignalStop, actor.SignalKill:
@@ -127,7 +127,7 @@ func (a *remoteActor) Ask(ctx context.Context, msg any) (any, error) {
 		delete(n.asks, id)
 		n.askMu.Unlock()
 	}()
-	if err := a.p.tell(a.path, msg, "", askPrefix+strconv.FormatUint(id, 10)); err != nil {
+	if err := a.p.tell(ctx, a.path, msg, "", askPrefix+strconv.FormatUint(id, 10)); err != nil {
 		n.sys.Undelivered(actor.DeadLetter{Recipient: a.ref, Message: msg, Reason: err})
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package remote
 import (
 	"encoding/binary"
 	"errors"
+
+	"github.com/loomrt/loom/actor"
 )
 
 // The wire format. One NATS message carries a batch: a header, then frames.
@@ -11,7 +13,8 @@ import (
 //	frame  = length:u32le body                   (length of body)
 //	body   = kind:u8 to:str rest
 //	str    = len:uvarint bytes
-//	tell       rest = senderNode:str senderPath:str type:str payload
+//	tell       rest = senderNode:str senderPath:str type:str trace:str payload
+//	trace      = (key:str value:str)*        (the sender's trace context)
 //	signal     rest = signal:u8 from:str        (from read as senderPath)
 //	terminated rest = actor:str reason:u8
 //	fail       rest = reason:u8 text:str         (to is an Ask's "$ask/N")
@@ -60,6 +63,73 @@ func beginFrame(b []byte, kind byte, to string) ([]byte, int) {
 func endFrame(b []byte, start int) []byte {
 	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start-4))
 	return b
+}
+
+// carrier holds a message's trace context as key and value pairs: an
+// actor.Carrier for the System's Tracer.
+type carrier []string
+
+var _ actor.Carrier = (*carrier)(nil)
+
+func (c *carrier) Get(key string) string {
+	for i := 0; i+1 < len(*c); i += 2 {
+		if (*c)[i] == key {
+			return (*c)[i+1]
+		}
+	}
+	return ""
+}
+
+func (c *carrier) Set(key, value string) {
+	for i := 0; i+1 < len(*c); i += 2 {
+		if (*c)[i] == key {
+			(*c)[i+1] = value
+			return
+		}
+	}
+	*c = append(*c, key, value)
+}
+
+func (c *carrier) Keys() []string {
+	keys := make([]string, 0, len(*c)/2)
+	for i := 0; i+1 < len(*c); i += 2 {
+		keys = append(keys, (*c)[i])
+	}
+	return keys
+}
+
+// appendTrace appends c as a trace field.
+func appendTrace(b []byte, c carrier) []byte {
+	var size int
+	for _, s := range c {
+		size += uvarintLen(len(s)) + len(s)
+	}
+	b = binary.AppendUvarint(b, uint64(size))
+	for _, s := range c {
+		b = appendStr(b, s)
+	}
+	return b
+}
+
+func uvarintLen(x int) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
+// readTrace reads a trace field; nil if it is malformed.
+func readTrace(field []byte) carrier {
+	r := reader{b: field}
+	var c carrier
+	for len(r.b) > 0 && !r.bad {
+		c = append(c, string(r.str()))
+	}
+	if r.bad || len(c)%2 != 0 {
+		return nil
+	}
+	return c
 }
 
 // reader reads a batch. Every read checks bounds: a malformed batch is an
@@ -123,6 +193,7 @@ type frame struct {
 	senderNode []byte
 	senderPath []byte
 	typeName   []byte
+	trace      []byte
 	payload    []byte
 	signal     byte
 	actor      []byte
@@ -147,7 +218,7 @@ func (r *reader) next(f *frame) bool {
 	*f = frame{kind: body.byte(), to: body.str()}
 	switch f.kind {
 	case kindTell:
-		f.senderNode, f.senderPath, f.typeName = body.str(), body.str(), body.str()
+		f.senderNode, f.senderPath, f.typeName, f.trace = body.str(), body.str(), body.str(), body.str()
 		f.payload = body.b
 		body.b = nil
 	case kindSignal:
