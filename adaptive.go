@@ -124,11 +124,16 @@ func (a *adaptive) Run(ctx context.Context, t Task) error {
 }
 
 func (a *adaptive) submit(ctx context.Context, t Task, inline bool) error {
-	if a.refuses() {
-		return ErrRejected
-	}
 	a.mu.Lock()
 	for {
+		// The thread budget's unit is taken under the lock, after each wait
+		// (for the lock, for room), as the budget's contract asks: a
+		// reading taken while this caller waited could not see its task
+		// coming.
+		if a.refuses() {
+			a.mu.Unlock()
+			return ErrRejected
+		}
 		switch {
 		case a.shut:
 			a.mu.Unlock()

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/loomrt/loom/internal/osthreads"
+	"github.com/loomrt/loom/internal/threadbudget"
 )
 
 // occupy submits n tasks to e with Go that wait for release, and waits
@@ -338,4 +341,38 @@ func TestAdaptiveCountsADroppedTaskQueuedUntilItsOnDropReturns(t *testing.T) {
 	}
 	close(leave)
 	waitFor(t, func() bool { return e.Stats().Queued == 0 })
+}
+
+// TestAdaptiveTakesTheThreadBudgetAfterItsWait is
+// TestLimitTakesTheThreadBudgetAfterItsWait for Adaptive: a Go that waits
+// for room takes a unit of the thread budget again when it wakes.
+func TestAdaptiveTakesTheThreadBudgetAfterItsWait(t *testing.T) {
+	e := Adaptive(WithLimitRange(1, 1), WithQueue(1), WithFull(FullWait))
+	a := e.(*adaptive)
+	budget := threadbudget.New()
+	a.budget = budget
+	releaseFirst := occupy(t, e, 1)
+	second := make(chan struct{})
+	if err := e.Go(context.Background(), func(context.Context) { <-second }); err != nil {
+		t.Fatalf("Go of the queued task: %v", err)
+	}
+	result := make(chan error, 1)
+	go func() {
+		result <- e.Go(context.Background(), func(context.Context) { t.Error("the waiter's task ran on a spent budget") })
+	}()
+	waiting := func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.room != nil
+	}
+	for !waiting() {
+		time.Sleep(time.Millisecond)
+	}
+	budget.Set(10, func() osthreads.Counts { return osthreads.Counts{Total: 10, InUse: 10} })
+	releaseFirst()
+	if err := <-result; !errors.Is(err, ErrRejected) {
+		t.Errorf("Go that waited for room while the budget ran out = %v; want ErrRejected", err)
+	}
+	close(second)
+	shutdown(t, e)
 }

@@ -150,6 +150,13 @@ func (l *limit) admit(ctx context.Context) error {
 	}
 	switch l.tickets.Wait(ctx.Done()) {
 	case semaphore.Acquired:
+		// The unit taken above was taken before this caller parked, when a
+		// reading could not see the task coming: take one now, after the
+		// last wait, as the thread budget's contract asks.
+		if l.refuses() {
+			l.tickets.Release()
+			return ErrRejected
+		}
 		l.countAdmitted()
 		return nil
 	case semaphore.Closed:

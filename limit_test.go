@@ -8,6 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/loomrt/loom/internal/osthreads"
+	"github.com/loomrt/loom/internal/threadbudget"
 )
 
 // TestLimitAbandonWakesQueuedRun has Shutdown give up on a Limit whose one
@@ -223,5 +226,37 @@ func TestLimitChurnWithCancelledCallers(t *testing.T) {
 	}
 	if got := peak.Load(); got > bound || s.PeakRunning > bound {
 		t.Errorf("%d tasks ran at once (Stats: %d); want at most %d", got, s.PeakRunning, bound)
+	}
+}
+
+// TestLimitTakesTheThreadBudgetAfterItsWait has a Go wait for a ticket and
+// the thread budget then run out, as a reading does when the threads near
+// the mark: the waiter, once it has its ticket, takes a unit of the budget
+// again and is refused. Had it kept the unit it took before parking, its
+// task would block a thread that no reading counted.
+func TestLimitTakesTheThreadBudgetAfterItsWait(t *testing.T) {
+	e := Limit(1, WithFull(FullWait))
+	budget := threadbudget.New()
+	e.(*limit).budget = budget
+	b := newBlocker(1)
+	if err := e.Go(context.Background(), b.task); err != nil {
+		t.Fatal(err)
+	}
+	b.waitStarted(t, 1)
+	result := make(chan error, 1)
+	go func() {
+		result <- e.Go(context.Background(), func(context.Context) { t.Error("the waiter's task ran on a spent budget") })
+	}()
+	for e.(*limit).tickets.Waiting() != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	budget.Set(10, func() osthreads.Counts { return osthreads.Counts{Total: 10, InUse: 10} })
+	close(b.release)
+	if err := <-result; !errors.Is(err, ErrRejected) {
+		t.Errorf("Go that waited for a ticket while the budget ran out = %v; want ErrRejected", err)
+	}
+	shutdown(t, e)
+	if s := e.Stats(); s.Completed != 1 || s.Rejected != 1 {
+		t.Errorf("Stats completed, rejected = %d, %d; want 1, 1", s.Completed, s.Rejected)
 	}
 }

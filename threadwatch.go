@@ -19,7 +19,8 @@ import (
 // (debug.SetMaxThreads), past which it dies of "thread exhaustion". While it
 // runs, the executors built without WithoutThreadWatch admit, between two
 // readings of the thread counts, at most the high-water mark less the threads
-// in use and the runnable goroutines at the last reading, and refuse the rest
+// in use, twice the runnable goroutines and GOMAXPROCS at the last reading
+// (the allowance of package threadbudget), and refuse the rest
 // with ErrRejected (web: 503); each task holds at most one thread, so a burst
 // cannot pass the mark (docs/overload.md: tasks that park before they block).
 // From a reading at the mark until one below the low-water mark they refuse
@@ -203,7 +204,12 @@ func (w *ThreadWatch) loop(samples *osthreads.Sampler, next time.Duration, stop,
 // check reads the count, trips or recovers, and returns when to read next.
 func (w *ThreadWatch) check(samples *osthreads.Sampler) time.Duration {
 	limit := osthreads.MaxThreads()
-	counts := samples.Read()
+	highFraction, lowFraction := w.marks()
+	high := int(highFraction * float64(limit))
+	low := int(lowFraction * float64(limit))
+	// The budget takes the reading itself, so that it can charge the tasks
+	// admitted while the counts were read.
+	counts := threadBudget.Set(high, samples.Read)
 	total, count := counts.Total, counts.InUse
 	w.limit.Store(int64(limit))
 	w.threads.Store(int64(total))
@@ -211,9 +217,6 @@ func (w *ThreadWatch) check(samples *osthreads.Sampler) time.Duration {
 	if int64(total) > w.peak.Load() {
 		w.peak.Store(int64(total))
 	}
-	highFraction, lowFraction := w.marks()
-	high := int(highFraction * float64(limit))
-	low := int(lowFraction * float64(limit))
 	watched.limit.Store(int64(limit))
 	watched.threads.Store(int64(total))
 	watched.inUse.Store(int64(count))
@@ -233,7 +236,6 @@ func (w *ThreadWatch) check(samples *osthreads.Sampler) time.Duration {
 		w.tripped.Store(false)
 		w.untrip(fmt.Sprintf("%d threads in use, below the low-water mark %d", count, low))
 	}
-	threadBudget.Set(high, count, counts.Runnable)
 	every := w.Every
 	if every == 0 {
 		every = time.Millisecond

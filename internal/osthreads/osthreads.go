@@ -68,6 +68,7 @@ type Counts struct {
 	Total    int // OS threads the runtime owns, idle ones included
 	InUse    int // of which in use, estimated (see the package documentation)
 	Runnable int // goroutines ready to run but not running, approximately
+	Procs    int // GOMAXPROCS: the goroutines running Go code, at most
 }
 
 // Read returns the thread counts now.
@@ -84,6 +85,7 @@ func (s *Sampler) Read() Counts {
 		Total:    total,
 		InUse:    min(total, value(1)+value(2)+int(locked.Load())),
 		Runnable: value(3),
+		Procs:    value(2),
 	}
 }
 

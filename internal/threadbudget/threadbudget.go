@@ -11,7 +11,7 @@
 // The budget closes the race. At each reading of the runtime's counts it is
 // set to the allowance
 //
-//	mark − (threads in use + goroutines runnable)
+//	mark − threads in use − 2 × goroutines runnable − GOMAXPROCS
 //
 // where the threads in use are the goroutines in system calls or cgo, the
 // GOMAXPROCS threads running Go code and the goroutines loom keeps locked
@@ -21,9 +21,21 @@
 // once it is spent, until the next reading. A task holds at most one thread
 // (the one its goroutine blocks), so between two readings the threads in use
 // stay at most the count at the last reading plus the tasks admitted since:
-// at most the mark. A reading happens when the watch's timer fires, and also
-// when an admission finds the budget spent (at most one every MinRefill), so
-// a pass-through workload that spends the budget faster than the watch reads
+// at most the mark.
+//
+// Two kinds of admission escape a reading's counts, and the allowance
+// charges both. A task admitted while the counts are read may have no
+// goroutine yet: the reading charges every unit taken between its start and
+// its end. A task admitted just before may be in flight: its unit taken, its
+// goroutine not yet made. An executor takes its unit after its last
+// blocking wait (a ticket, a lock), so the submitter of an admission in
+// flight is either running Go code on one of the GOMAXPROCS threads or was
+// preempted and is runnable: at most GOMAXPROCS + runnable admissions are in
+// flight at a reading, and the allowance keeps a thread for each.
+//
+// A reading happens when the watch's timer fires, and also when an
+// admission finds the budget spent (at most one every MinRefill), so a
+// pass-through workload that spends the budget faster than the watch reads
 // is not refused: it pays one atomic add per task, and one reading per
 // allowance's worth of tasks.
 //
@@ -54,7 +66,7 @@ type Budget struct {
 	left atomic.Int64 // spent below 0; MaxInt64 while unbounded
 	_    [56]byte     // off the line of the fields below, read on refills only
 
-	mu      sync.Mutex // serialises refills and guards sampler and last
+	mu      sync.Mutex // serialises readings, Hold, Release and Unbound; guards sampler and last
 	sampler *osthreads.Sampler
 	last    time.Time
 	mark    atomic.Int64 // in threads in use, from the last Set; 0 while unbounded
@@ -78,20 +90,34 @@ func (b *Budget) Take() bool {
 	return b.left.Add(-1) >= 0
 }
 
-// Set bounds the budget with a reading: mark is the most threads the tasks
-// may bring the process to, inUse and runnable the counts just read. Until
-// the next reading, Take admits mark − inUse − runnable tasks, or none
-// while held.
-func (b *Budget) Set(mark, inUse, runnable int) {
+// Set reads the counts with read and bounds the budget with them: mark is
+// the most threads the tasks may bring the process to. Until the next
+// reading, Take admits the allowance (see the package documentation) less
+// the tasks admitted while read ran, or none while held. It returns what
+// read returned. Set and Refill serialise: one reading at a time.
+func (b *Budget) Set(mark int, read func() osthreads.Counts) osthreads.Counts {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.mark.Store(int64(max(mark, 1)))
-	b.left.Store(b.allowance(mark, inUse, runnable))
+	b.last = time.Now()
+	return b.read(mark, read)
 }
 
-func (b *Budget) allowance(mark, inUse, runnable int) int64 {
+// read runs read and sets the budget from its counts; the caller holds mu.
+func (b *Budget) read(mark int, read func() osthreads.Counts) osthreads.Counts {
+	begun := b.left.Load()
+	c := read()
+	// One add rather than a store: what was taken while read ran (begun −
+	// left now) stays spent.
+	b.left.Add(b.allowance(mark, c) - begun)
+	return c
+}
+
+func (b *Budget) allowance(mark int, c osthreads.Counts) int64 {
 	if b.held.Load() {
 		return 0
 	}
-	return int64(max(mark-inUse-runnable, 0))
+	return int64(max(mark-c.InUse-2*c.Runnable-c.Procs, 0))
 }
 
 // Refill reads the counts again for an admission that found the budget
@@ -105,15 +131,14 @@ func (b *Budget) Refill() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := time.Now()
-	if now.Sub(b.last) < MinRefill {
+	if b.held.Load() || b.mark.Load() == 0 || now.Sub(b.last) < MinRefill {
 		return false
 	}
 	b.last = now
 	if b.sampler == nil {
 		b.sampler = osthreads.NewSampler()
 	}
-	c := b.sampler.Read()
-	b.left.Store(b.allowance(int(b.mark.Load()), c.InUse, c.Runnable))
+	b.read(int(b.mark.Load()), b.sampler.Read)
 	return true
 }
 
@@ -121,17 +146,25 @@ func (b *Budget) Refill() bool {
 // until Release: a watch past its high-water mark refuses every task until
 // the threads fall below its low-water mark.
 func (b *Budget) Hold() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.held.Store(true)
 	b.left.Store(0)
 }
 
 // Release ends a Hold; the next reading, or the next Refill, sets the
 // budget again.
-func (b *Budget) Release() { b.held.Store(false) }
+func (b *Budget) Release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.held.Store(false)
+}
 
 // Unbound makes Take admit every task again, as when no watch runs. A Hold
 // outlasts it.
 func (b *Budget) Unbound() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.held.Load() {
 		return
 	}

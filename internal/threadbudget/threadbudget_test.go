@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loomrt/loom/internal/osthreads"
 	"go.uber.org/goleak"
 )
 
@@ -34,26 +35,93 @@ func TestNewBudgetIsUnbounded(t *testing.T) {
 	}
 }
 
+// reading returns a read func that reports the given counts.
+func reading(inUse, runnable, procs int) func() osthreads.Counts {
+	return func() osthreads.Counts {
+		return osthreads.Counts{Total: inUse, InUse: inUse, Runnable: runnable, Procs: procs}
+	}
+}
+
 // TestSetAdmitsTheHeadroom sets the budget from readings and takes until it
-// refuses: exactly mark − in use − runnable tasks, none when the counts are
-// at or past the mark.
+// refuses: exactly mark − in use − 2 × runnable − GOMAXPROCS tasks, none
+// when the counts are at or past the mark.
 func TestSetAdmitsTheHeadroom(t *testing.T) {
-	for _, tc := range []struct{ mark, inUse, runnable, want int }{
-		{10, 3, 2, 5},
-		{10, 3, 0, 7},
-		{10, 0, 0, 10},
-		{10, 10, 0, 0},
-		{10, 4, 6, 0},
-		{10, 12, 3, 0},
+	for _, tc := range []struct{ mark, inUse, runnable, procs, want int }{
+		{20, 3, 2, 0, 13},
+		{20, 3, 0, 0, 17},
+		{20, 0, 0, 0, 20},
+		{20, 3, 2, 2, 11},
+		{20, 0, 0, 4, 16},
+		{20, 20, 0, 0, 0},
+		{20, 4, 8, 0, 0},
+		{20, 4, 6, 4, 0},
+		{20, 22, 3, 2, 0},
 	} {
 		b := New()
-		b.Set(tc.mark, tc.inUse, tc.runnable)
+		b.Set(tc.mark, reading(tc.inUse, tc.runnable, tc.procs))
 		if got := b.Left(); got != int64(tc.want) {
-			t.Errorf("Set(%d, %d, %d): Left() = %d; want %d", tc.mark, tc.inUse, tc.runnable, got, tc.want)
+			t.Errorf("Set(%d) reading %d in use, %d runnable, GOMAXPROCS %d: Left() = %d; want %d", tc.mark, tc.inUse, tc.runnable, tc.procs, got, tc.want)
 		}
 		if got := takes(b, 100); got != tc.want {
-			t.Errorf("Set(%d, %d, %d): %d admitted; want %d", tc.mark, tc.inUse, tc.runnable, got, tc.want)
+			t.Errorf("Set(%d) reading %d in use, %d runnable, GOMAXPROCS %d: %d admitted; want %d", tc.mark, tc.inUse, tc.runnable, tc.procs, got, tc.want)
 		}
+	}
+}
+
+// TestSetChargesTasksAdmittedWhileReading admits tasks while the counts are
+// read, before their goroutines exist for the reading to see: the budget the
+// reading sets is the allowance less those tasks, so the threads they may
+// block stay under the mark.
+func TestSetChargesTasksAdmittedWhileReading(t *testing.T) {
+	for _, during := range []int{1, 7, 30} {
+		b := New()
+		b.Set(100, reading(0, 0, 0))
+		b.Set(50, func() osthreads.Counts {
+			if got := takes(b, during); got != during {
+				t.Errorf("%d admitted while reading; want %d", got, during)
+			}
+			return reading(10, 0, 0)()
+		})
+		if got, want := b.Left(), int64(50-10-during); got != want {
+			t.Errorf("%d tasks admitted while reading: Left() = %d; want %d", during, got, want)
+		}
+	}
+	// Unbounded before the reading: the tasks admitted while reading are
+	// charged just the same.
+	b := New()
+	b.Set(50, func() osthreads.Counts {
+		takes(b, 5)
+		return reading(10, 0, 0)()
+	})
+	if got := b.Left(); got != 35 {
+		t.Errorf("5 tasks admitted while the first reading ran: Left() = %d; want 35", got)
+	}
+}
+
+// TestRefillChargesTasksAdmittedWhileReading is the same for a reading taken
+// by an admission that found the budget spent, and checks that refused takes
+// before the reading are not charged.
+func TestRefillChargesTasksAdmittedWhileReading(t *testing.T) {
+	b := New()
+	b.Set(1<<20, reading(0, 0, 0))
+	b.left.Store(0)
+	for range 3 {
+		if b.Take() {
+			t.Fatal("Take on a spent budget admitted a task")
+		}
+	}
+	b.mu.Lock()
+	b.last = time.Time{}
+	b.sampler = osthreads.NewSampler()
+	b.mu.Unlock()
+	if !b.Refill() {
+		t.Fatal("Refill of a spent budget did not read the counts")
+	}
+	c := osthreads.NewSampler().Read()
+	want := int64(1<<20 - c.InUse - 2*c.Runnable - c.Procs)
+	// The counts move a little between Refill's reading and this one.
+	if got := b.Left(); got < want-64 || got > want+64 {
+		t.Errorf("after 3 refused takes and a Refill: Left() = %d; want about %d (refused takes are not charged)", got, want)
 	}
 }
 
@@ -61,7 +129,7 @@ func TestSetAdmitsTheHeadroom(t *testing.T) {
 // 1,000: exactly 1,000 are admitted.
 func TestTakeNeverOverspends(t *testing.T) {
 	b := New()
-	b.Set(1000, 0, 0)
+	b.Set(1000, reading(0, 0, 0))
 	var admitted atomic.Int64
 	var wg sync.WaitGroup
 	for range 8 {
@@ -83,12 +151,12 @@ func TestTakeNeverOverspends(t *testing.T) {
 // a reading or Unbound says, until Release and a new reading.
 func TestHoldRefusesUntilRelease(t *testing.T) {
 	b := New()
-	b.Set(100, 0, 0)
+	b.Set(100, reading(0, 0, 0))
 	b.Hold()
 	if b.Take() {
 		t.Error("Take on a held budget admitted a task")
 	}
-	b.Set(100, 0, 0)
+	b.Set(100, reading(0, 0, 0))
 	if b.Take() {
 		t.Error("Take after a reading on a held budget admitted a task")
 	}
@@ -100,7 +168,7 @@ func TestHoldRefusesUntilRelease(t *testing.T) {
 		t.Error("Refill of a held budget read the counts")
 	}
 	b.Release()
-	b.Set(100, 0, 0)
+	b.Set(100, reading(0, 0, 0))
 	if got := takes(b, 1000); got != 100 {
 		t.Errorf("after Release and a reading: %d admitted; want 100", got)
 	}
@@ -115,8 +183,11 @@ func TestHoldRefusesUntilRelease(t *testing.T) {
 // second Refill less than MinRefill later does not read.
 func TestRefillReadsAtMostOnceInAWhile(t *testing.T) {
 	b := New()
-	b.Set(1<<20, 0, 0)
+	b.Set(1<<20, reading(0, 0, 0))
 	b.left.Store(0)
+	b.mu.Lock()
+	b.last = time.Time{} // Set's own reading was just now
+	b.mu.Unlock()
 	if b.Take() {
 		t.Fatal("Take on a spent budget admitted a task")
 	}
