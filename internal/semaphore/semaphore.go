@@ -131,7 +131,20 @@ func (s *Semaphore) Wait(done <-chan struct{}) Result {
 	}
 	select {
 	case <-w.wake:
-		return s.recycle(w)
+		r := s.recycle(w)
+		if r != Acquired {
+			return r
+		}
+		// done may have been closed before the token was handed over, and
+		// select chose between two ready cases at random: a caller that
+		// has stopped waiting passes the token on, whichever case won.
+		select {
+		case <-done:
+			s.Release()
+			return Stopped
+		default:
+			return Acquired
+		}
 	case <-done:
 	}
 	s.mu.Lock()
