@@ -213,6 +213,45 @@ func runChild(name string) int {
 	return 0
 }
 
+// natsChildEnv makes the test binary a NATS server on the port it names,
+// which runs until its stdin closes.
+const natsChildEnv = "LOOM_REMOTE_TEST_NATS"
+
+func runNATSChild(port string) int {
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return 1
+	}
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: p, NoLog: true, NoSigs: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		return 1
+	}
+	fmt.Println("ready")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	s.Shutdown()
+	s.WaitForShutdown()
+	return 0
+}
+
+// startNATSProcess starts a NATS server in a child process, so that what it
+// buffers is not in this process's heap.
+func startNATSProcess(t *testing.T) *natsServer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	startProcess(t, natsChildEnv+"="+strconv.Itoa(port))
+	return &natsServer{t: t, port: port}
+}
+
 // child is a node in another process.
 type child struct {
 	cmd   *exec.Cmd
@@ -223,8 +262,15 @@ type child struct {
 // waits until it is ready.
 func startChild(t *testing.T, ns *natsServer, cluster, name string) *child {
 	t.Helper()
+	return startProcess(t, childEnv+"="+name, EnvURL+"="+ns.url(), "LOOM_REMOTE_TEST_CLUSTER="+cluster)
+}
+
+// startProcess runs the test binary with env added, and waits for it to
+// print "ready"; it ends with the test, as its stdin closes.
+func startProcess(t *testing.T, env ...string) *child {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+name, EnvURL+"="+ns.url(), "LOOM_REMOTE_TEST_CLUSTER="+cluster)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -251,7 +297,7 @@ func startChild(t *testing.T, ns *natsServer, cluster, name string) *child {
 	})
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || line != "ready\n" {
-		t.Fatalf("child %s: %q, %v", name, line, err)
+		t.Fatalf("child %q: %q, %v", env, line, err)
 	}
 	return c
 }

@@ -75,6 +75,7 @@ type Node struct {
 	framesIn   atomic.Uint64
 	malformed  atomic.Uint64
 	stale      atomic.Uint64
+	slow       atomic.Uint64
 }
 
 // Stats counts a Node's traffic since Join.
@@ -87,9 +88,10 @@ type Stats struct {
 	Malformed uint64
 	// Stale counts batches from an incarnation declared down or left.
 	Stale uint64
-	// Dropped counts messages the NATS client dropped because this node
-	// read too slowly (a slow consumer).
-	Dropped uint64
+	// Dropped counts batches the NATS client dropped because this node
+	// read too slowly, and SlowConsumer the times it reported so.
+	Dropped      uint64
+	SlowConsumer uint64
 }
 
 // An Option configures Join.
@@ -193,7 +195,8 @@ func Join(sys *actor.System, name string, opts ...Option) (*Node, error) {
 			url = nats.DefaultURL
 		}
 		nc, err := nats.Connect(url, nats.Name("loom "+cfg.cluster+"/"+name), nats.MaxReconnects(-1),
-			nats.ReconnectWait(250*time.Millisecond), nats.ReconnectJitter(100*time.Millisecond, time.Second))
+			nats.ReconnectWait(250*time.Millisecond), nats.ReconnectJitter(100*time.Millisecond, time.Second),
+			nats.ErrorHandler(n.onAsyncError))
 		if err != nil {
 			return nil, fmt.Errorf("join %q: connect %s: %w", name, url, err)
 		}
@@ -213,6 +216,14 @@ func Join(sys *actor.System, name string, opts ...Option) (*Node, error) {
 	go n.monitor()
 	go n.deliverEvents()
 	return n, nil
+}
+
+// onAsyncError counts what the NATS client reports on its own: the
+// errors of a connection it reconnects are the Node's status, not news.
+func (n *Node) onAsyncError(_ *nats.Conn, _ *nats.Subscription, err error) {
+	if errors.Is(err, nats.ErrSlowConsumer) {
+		n.slow.Add(1)
+	}
 }
 
 func validName(s string) bool {
@@ -265,7 +276,7 @@ func (n *Node) Conn() *nats.Conn { return n.nc }
 func (n *Node) Stats() Stats {
 	s := Stats{
 		BatchesSent: n.batchesOut.Load(), BatchesReceived: n.batchesIn.Load(), FramesReceived: n.framesIn.Load(),
-		Malformed: n.malformed.Load(), Stale: n.stale.Load(),
+		Malformed: n.malformed.Load(), Stale: n.stale.Load(), SlowConsumer: n.slow.Load(),
 	}
 	if len(n.subs) > 0 {
 		if d, err := n.subs[0].Dropped(); err == nil {

@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -117,5 +118,77 @@ func TestActorLinksNoNATS(t *testing.T) {
 		if strings.Contains(string(out), dep) {
 			t.Errorf("package actor depends on %s; want it only in actor/remote", dep)
 		}
+	}
+}
+
+// The NATS server stops and starts again on its port: the nodes reconnect
+// without declaring each other down, and traffic resumes. Messages sent
+// meanwhile are buffered by the NATS client and sent on reconnection; those
+// that reach the server before the receiver has subscribed again are lost:
+// the receiver sees a subsequence, in order, with no duplicates.
+func TestNATSRestart(t *testing.T) {
+	ns := startNATS(t)
+	a, b := join(t, ns, "a"), join(t, ns, "b")
+	evA, evB := collectEvents(t, a), collectEvents(t, b)
+	got := make(chan int, 10000)
+	spawn(t, b.System(), "sink", func(c *actor.Context, msg any) {
+		switch msg := msg.(type) {
+		case string:
+			var i int
+			fmt.Sscan(msg, &i)
+			got <- i
+		case []byte:
+			c.Respond(msg)
+		}
+	})
+	ref := a.Ref("b", "/sink")
+	ask := func(timeout time.Duration) error {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		_, err := ref.Ask(ctx, []byte("ping"))
+		return err
+	}
+	if err := ask(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	seq := 0
+	tell := func(k int) {
+		for range k {
+			ref.Tell(fmt.Sprint(seq))
+			seq++
+		}
+	}
+	tell(100)
+	// Answered after the 100 before it, which have then arrived.
+	if err := ask(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ns.stop()
+	tell(100) // during the outage
+	time.Sleep(500 * time.Millisecond)
+	ns.start()
+	deadline := time.Now().Add(20 * time.Second)
+	for ask(500*time.Millisecond) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("no answer 20 s after the restart")
+		}
+	}
+	tell(100)
+	last := seq - 1
+	received, prev := 0, -1
+	for prev != last {
+		i := recv(t, got)
+		if i <= prev {
+			t.Fatalf("message %d after %d: want increasing, no duplicates", i, prev)
+		}
+		prev = i
+		received++
+	}
+	if received < 200 {
+		t.Errorf("received %d of %d; want at least the 200 sent while connected", received, seq)
+	}
+	t.Logf("received %d of %d messages; %d sent during the outage", received, seq, 100)
+	if n := evA.count(Down) + evB.count(Down); n != 0 {
+		t.Errorf("%d Down events across a restart; want 0", n)
 	}
 }
