@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,6 +31,7 @@ type App struct {
 	defaults  routeSettings // the App's route settings, executor resolved
 	logger    *slog.Logger
 	observers []Observer
+	tls       *tls.Config // WithTLS, WithTLSConfig; nil: cleartext
 
 	// wrapBodies is set when some level has a body limit or timeout: then
 	// every request body is wrapped in a requestBody. bodyCeiling is the
@@ -70,7 +72,7 @@ type namedExecutor struct {
 // WithExecutorFromEnv is given, the default executor is
 // WithExecutorFromEnv("http", ""): the spec in LOOM_EXECUTOR_HTTP, else
 // LOOM_EXECUTOR, else "virtual". A bad spec, a negative WithShutdownGrace or
-// WithWriteTimeout is an error. Executors the App makes are shut down by
+// WithWriteTimeout, and a WithTLS file that cannot be read are errors. Executors the App makes are shut down by
 // App.Shutdown (Serve and Run call it); executors passed in stay the
 // caller's.
 func New(opts ...AppOption) (*App, error) {
@@ -85,6 +87,10 @@ func New(opts ...AppOption) (*App, error) {
 	if d := c.app.writeTimeout; d < 0 {
 		return nil, fmt.Errorf("web: write timeout %v is negative (0 removes it)", d)
 	}
+	tlsConfig, err := serverTLS(c.app)
+	if err != nil {
+		return nil, err
+	}
 	if c.app.engine == nil {
 		e, err := engineFromEnv()
 		if err != nil {
@@ -92,7 +98,7 @@ func New(opts ...AppOption) (*App, error) {
 		}
 		c.app.engine = e
 	}
-	a := &App{mux: http.NewServeMux(), settings: c.app, logger: c.app.logger}
+	a := &App{mux: http.NewServeMux(), settings: c.app, logger: c.app.logger, tls: tlsConfig}
 	if a.logger == nil {
 		a.logger = slog.Default()
 	}

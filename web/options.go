@@ -1,6 +1,7 @@
 package web
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -90,6 +91,10 @@ type appSettings struct {
 	server       func(*http.Server)
 	noWatch      bool   // WithoutThreadWatch
 	engine       Engine // WithEngine or LOOM_ENGINE; nil: net/http
+
+	certFile, keyFile string      // WithTLS
+	tlsConfig         *tls.Config // WithTLSConfig
+	h2c               bool        // WithH2C
 }
 
 // routeSettings are inherited from App to group to route; each level

@@ -71,11 +71,24 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		server = es
 	} else {
 		if d := a.settings.writeTimeout; d > 0 && srv.WriteTimeout <= 0 {
+			// Under TLS too: the listener's connections are the TCP ones
+			// that tls.Conn writes to.
 			ln = writeTimeoutListener{Listener: ln, clock: newWriteClock(d)}
+			if servesHTTP2(srv) {
+				srv.Handler = streamWriteTimeout{next: srv.Handler, timeout: d}
+			}
 		}
-		ln = serveFraming(srv, ln)
+		if srv.TLSConfig != nil {
+			// net/http must see a *tls.Conn to negotiate HTTP/2 and fill
+			// r.TLS, so the framing notes, which read the plain bytes,
+			// are not taken under TLS.
+			server = tlsServer{srv}
+		} else {
+			ln = serveFraming(srv, ln)
+		}
 	}
-	a.logger.LogAttrs(ctx, slog.LevelInfo, "serving", slog.String("addr", ln.Addr().String()), slog.String("engine", a.EngineName()))
+	a.logger.LogAttrs(ctx, slog.LevelInfo, "serving", slog.String("addr", ln.Addr().String()), slog.String("engine", a.EngineName()),
+		slog.Bool("tls", srv.TLSConfig != nil))
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(ln) }()
 
@@ -110,6 +123,8 @@ func (a *App) newServer() *http.Server {
 		IdleTimeout:       DefaultIdleTimeout,
 		MaxHeaderBytes:    DefaultMaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn),
+		TLSConfig:         a.tls,
+		Protocols:         a.protocols(),
 	}
 	// Hijacked connections (WebSockets) are invisible to Shutdown; end them.
 	srv.RegisterOnShutdown(a.closeHeld)

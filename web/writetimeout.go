@@ -3,6 +3,8 @@ package web
 import (
 	"io"
 	"net"
+	"net/http"
+	"os"
 	"sync/atomic"
 	"time"
 )
@@ -152,3 +154,96 @@ func (c *writeTimeoutConn) ReadFrom(r io.Reader) (int64, error) {
 // Unwrap returns the connection underneath, for code that looks for a
 // *net.TCPConn.
 func (c *writeTimeoutConn) Unwrap() net.Conn { return c.Conn }
+
+// streamWriteTimeout applies the write timeout to each HTTP/2 stream. The
+// connections' deadline does not reach a stream whose client stops
+// reading: HTTP/2's flow control stops the stream, not the socket, and its
+// handler would wait for window for ever while other streams flow. So an
+// HTTP/2 response's writes re-arm a deadline of the stream's own (
+// http.ResponseController.SetWriteDeadline) by the same rule as a
+// connection's, and a write that makes no progress for the timeout fails
+// with an error matching os.ErrDeadlineExceeded. HTTP/1 requests pass
+// through untouched.
+type streamWriteTimeout struct {
+	next    http.Handler
+	timeout time.Duration
+}
+
+func (h streamWriteTimeout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor != 2 {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	h.next.ServeHTTP(&streamWriter{ResponseWriter: w, timeout: h.timeout, chunk: int(writeChunk.Load())}, r)
+}
+
+// streamWriter is an HTTP/2 response whose writes re-arm the stream's
+// write deadline. Like any ResponseWriter it is used by one goroutine at a
+// time.
+type streamWriter struct {
+	http.ResponseWriter
+	timeout time.Duration
+	chunk   int
+	armed   time.Time // when the deadline was last set; zero: never
+}
+
+func (w *streamWriter) arm() {
+	now := time.Now()
+	if w.armed.IsZero() || now.Sub(w.armed) >= w.timeout/4 {
+		w.armed = now
+		_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(now.Add(w.timeout))
+	}
+}
+
+// failed turns the error of a write cut off by the stream's deadline
+// (net/http reports it as a closed stream) into one matching
+// os.ErrDeadlineExceeded, as on a connection.
+func (w *streamWriter) failed(err error) error {
+	if err != nil && !w.armed.IsZero() && time.Since(w.armed) >= w.timeout {
+		return &streamTimeoutError{err}
+	}
+	return err
+}
+
+func (w *streamWriter) Write(p []byte) (int, error) {
+	var written int
+	for {
+		w.arm()
+		n, err := w.ResponseWriter.Write(p[written:min(len(p), written+w.chunk)])
+		written += n
+		if err != nil || written == len(p) {
+			return written, w.failed(err)
+		}
+	}
+}
+
+func (w *streamWriter) WriteString(s string) (int, error) {
+	var written int
+	for {
+		w.arm()
+		n, err := io.WriteString(w.ResponseWriter, s[written:min(len(s), written+w.chunk)])
+		written += n
+		if err != nil || written == len(s) {
+			return written, w.failed(err)
+		}
+	}
+}
+
+// Flush implements http.Flusher: a flush waits for the stream's window as
+// a write does.
+func (w *streamWriter) Flush() {
+	w.arm()
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the stream's writer.
+func (w *streamWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// streamTimeoutError is a write cut off by a stream's write deadline.
+type streamTimeoutError struct{ err error }
+
+func (e *streamTimeoutError) Error() string {
+	return "write to HTTP/2 stream: " + os.ErrDeadlineExceeded.Error()
+}
+func (e *streamTimeoutError) Is(target error) bool { return target == os.ErrDeadlineExceeded }
+func (e *streamTimeoutError) Unwrap() error        { return e.err }

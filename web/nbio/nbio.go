@@ -59,7 +59,7 @@ func (engine) Name() string { return "nbio" }
 // handlers, and a second pool in front of it would queue them twice.
 func (engine) NewServer(srv *http.Server, s web.EngineSettings) (web.EngineServer, error) {
 	if srv.TLSConfig != nil {
-		return nil, errors.New("TLS is not supported by the nbio engine")
+		return nil, errors.New("TLS is not supported by the nbio engine: serve TLS on std (LOOM_ENGINE=std), or terminate it in front")
 	}
 	idle := srv.IdleTimeout
 	if idle <= 0 {

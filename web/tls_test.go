@@ -1,0 +1,329 @@
+package web_test
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/internal/webtest"
+)
+
+// serveTLS serves app on a loopback port and returns its https:// URL and
+// stop (as serveApp's).
+func serveTLS(t *testing.T, app *web.App) (string, func() error) {
+	t.Helper()
+	url, stop := serveApp(t, app)
+	return "https://" + strings.TrimPrefix(url, "http://"), stop
+}
+
+// TestTLSHandshakeVerifiesTheChain serves a certificate signed by a CA made
+// for the test: a client trusting that CA completes the handshake, gets
+// HTTP/2 by ALPN and its request carries the connection's TLS state; a
+// client trusting only the system's roots refuses the certificate.
+func TestTLSHandshakeVerifiesTheChain(t *testing.T) {
+	certs := webtest.NewCerts(t)
+	app := newApp(t, web.WithTLS(certs.CertFile, certs.KeyFile))
+	app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+		if r.TLS == nil || !r.TLS.HandshakeComplete {
+			return web.Errorf(500, "no TLS state on the request")
+		}
+		_, err := io.WriteString(w, r.Proto+" "+r.TLS.NegotiatedProtocol)
+		return err
+	})
+	url, _ := serveTLS(t, app)
+
+	resp, err := certs.Client(t).Get(url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "HTTP/2.0 h2" || resp.TLS == nil {
+		t.Errorf("got %d %q (TLS state %v); want 200 %q", resp.StatusCode, body, resp.TLS != nil, "HTTP/2.0 h2")
+	}
+	if chain := resp.TLS.VerifiedChains; len(chain) != 1 || len(chain[0]) != 2 || chain[0][1].Subject.CommonName != "loom test CA" {
+		t.Errorf("verified chains %v; want the leaf and the test CA", chain)
+	}
+
+	untrusting := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: x509.NewCertPool()}}
+	defer untrusting.CloseIdleConnections()
+	_, err = (&http.Client{Transport: untrusting}).Get(url + "/")
+	var unknown x509.UnknownAuthorityError
+	if !errors.As(err, &unknown) {
+		t.Errorf("a client that does not trust the CA: got %v; want x509.UnknownAuthorityError", err)
+	}
+}
+
+// TestHTTP2MultiplexesOnOneConnection sends requests that each wait until
+// all of them are in their handlers, through a client allowed one
+// connection: they can only all get there by sharing it, as HTTP/2 streams.
+func TestHTTP2MultiplexesOnOneConnection(t *testing.T) {
+	const n = 8
+	certs := webtest.NewCerts(t)
+	app := newApp(t, web.WithTLS(certs.CertFile, certs.KeyFile))
+	var mu sync.Mutex
+	remotes := map[string]bool{}
+	var arrived sync.WaitGroup
+	arrived.Add(n)
+	all := make(chan struct{})
+	go func() { arrived.Wait(); close(all) }()
+	app.Get("/wait", func(w http.ResponseWriter, r *http.Request) error {
+		mu.Lock()
+		remotes[r.RemoteAddr] = true
+		mu.Unlock()
+		arrived.Done()
+		select {
+		case <-all:
+		case <-time.After(20 * time.Second):
+			return web.Errorf(504, "only some requests arrived")
+		}
+		_, err := io.WriteString(w, r.Proto)
+		return err
+	})
+	url, _ := serveTLS(t, app)
+	client := certs.Client(t)
+	client.Transport.(*http.Transport).MaxConnsPerHost = 1
+
+	results := make([]<-chan webtest.Result, n)
+	for i := range results {
+		results[i] = webtest.GetAsync(client, url+"/wait")
+	}
+	for i, got := range results {
+		if r := <-got; r.Err != nil || r.Status != 200 || r.Body != "HTTP/2.0" {
+			t.Errorf("request %d: got %d %q %v; want 200 HTTP/2.0", i, r.Status, r.Body, r.Err)
+		}
+	}
+	if len(remotes) != 1 {
+		t.Errorf("requests came over %d connections; want 1", len(remotes))
+	}
+}
+
+// TestH2CWithPriorKnowledge: WithH2C serves HTTP/2 in cleartext to a client
+// that opens with the preface, and HTTP/1.1 still; without it the same
+// client is refused.
+func TestH2CWithPriorKnowledge(t *testing.T) {
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	for _, tc := range []struct {
+		name  string
+		opts  []web.AppOption
+		proto string // "": the h2c request fails
+	}{
+		{"WithH2C", []web.AppOption{web.WithH2C()}, "HTTP/2.0"},
+		{"default", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			app := newApp(t, tc.opts...)
+			app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := io.WriteString(w, r.Proto)
+				return err
+			})
+			url, _ := serveApp(t, app)
+			tr := &http.Transport{Protocols: &h2c}
+			defer tr.CloseIdleConnections()
+			r := <-webtest.GetAsync(&http.Client{Transport: tr}, url+"/")
+			switch {
+			case tc.proto == "" && r.Err == nil:
+				t.Errorf("h2c request: got %d %q; want it to fail", r.Status, r.Body)
+			case tc.proto != "" && (r.Err != nil || r.Body != tc.proto):
+				t.Errorf("h2c request: got %d %q %v; want 200 %s", r.Status, r.Body, r.Err, tc.proto)
+			}
+			plain := &http.Transport{}
+			defer plain.CloseIdleConnections()
+			if r := <-webtest.GetAsync(&http.Client{Transport: plain}, url+"/"); r.Err != nil || r.Body != "HTTP/1.1" {
+				t.Errorf("HTTP/1.1 request: got %d %q %v; want 200 HTTP/1.1", r.Status, r.Body, r.Err)
+			}
+		})
+	}
+}
+
+// TestBodyLimitsAndTimeoutOverHTTP2 checks that the body limit and the body
+// timeout answer HTTP/2 requests as they answer HTTP/1.1 ones: 413 past the
+// limit, declared or not, and 408 for a body that stalls.
+func TestBodyLimitsAndTimeoutOverHTTP2(t *testing.T) {
+	certs := webtest.NewCerts(t)
+	app := newApp(t, web.WithTLS(certs.CertFile, certs.KeyFile),
+		web.WithBodyLimit(1024), web.WithBodyTimeout(300*time.Millisecond))
+	app.Post("/echo", func(w http.ResponseWriter, r *http.Request) error {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	})
+	url, _ := serveTLS(t, app)
+	client := certs.Client(t)
+
+	post := func(body io.Reader, length int64) (int, string, error) {
+		req, err := http.NewRequest("POST", url+"/echo", body)
+		if err != nil {
+			return 0, "", err
+		}
+		req.ContentLength = length
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		if resp.ProtoMajor != 2 {
+			t.Errorf("served over %s; want HTTP/2", resp.Proto)
+		}
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), err
+	}
+	big := strings.Repeat("x", 1025)
+	for _, tc := range []struct {
+		name   string
+		body   io.Reader
+		length int64 // -1: not declared
+		status int
+	}{
+		{"within the limit", strings.NewReader(big[:1024]), 1024, 200},
+		{"declared past the limit", strings.NewReader(big), 1025, 413},
+		{"undeclared past the limit", io.MultiReader(strings.NewReader(big)), -1, 413},
+		{"stalled body", stalled(t, "{\"half\":"), -1, 408},
+	} {
+		status, body, err := post(tc.body, tc.length)
+		if err != nil || status != tc.status {
+			t.Errorf("%s: got %d %q %v; want %d", tc.name, status, body, err, tc.status)
+		}
+	}
+}
+
+// stalled is a body that sends prefix, then nothing until t ends.
+func stalled(t *testing.T, prefix string) io.Reader {
+	pr, pw := io.Pipe()
+	go func() { _, _ = io.WriteString(pw, prefix) }()
+	t.Cleanup(func() { pw.Close() })
+	return pr
+}
+
+// TestWriteTimeoutOverHTTP2: a client that stops reading a large HTTP/2
+// response stops its stream only (flow control), not the connection, so
+// the connection's deadline would never fire; the stream's does, and the
+// handler's write fails with os.ErrDeadlineExceeded. A client that keeps
+// reading slowly gets the whole body, for longer than the timeout.
+func TestWriteTimeoutOverHTTP2(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	const size = 12 << 20
+	certs := webtest.NewCerts(t)
+	app := newApp(t, web.WithTLS(certs.CertFile, certs.KeyFile), web.WithWriteTimeout(timeout))
+	writeErr := make(chan error, 1)
+	app.Get("/big", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := w.Write(bytes.Repeat([]byte("x"), size))
+		writeErr <- err
+		return nil
+	})
+	url, _ := serveTLS(t, app)
+	client := certs.Client(t)
+
+	t.Run("stops reading", func(t *testing.T) {
+		resp, err := client.Get(url + "/big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		select {
+		case err := <-writeErr:
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("handler's write: got %v; want os.ErrDeadlineExceeded", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the handler's write still blocked 30 s after the client stopped reading")
+		}
+	})
+	t.Run("reads slowly", func(t *testing.T) {
+		resp, err := client.Get(url + "/big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		start := time.Now()
+		var n int
+		buf := make([]byte, 512<<10)
+		for {
+			m, err := io.ReadFull(resp.Body, buf)
+			n += m
+			if err != nil {
+				break
+			}
+			time.Sleep(timeout / 6)
+		}
+		if n != size || time.Since(start) < timeout {
+			t.Errorf("read %d bytes in %v; want %d, over longer than %v", n, time.Since(start), size, timeout)
+		}
+		if err := <-writeErr; err != nil {
+			t.Errorf("handler's write: %v", err)
+		}
+	})
+}
+
+// TestGracefulShutdownDrainsHTTP2Streams: a stream in flight when Serve is
+// told to stop gets its whole response, and Serve returns nil.
+func TestGracefulShutdownDrainsHTTP2Streams(t *testing.T) {
+	certs := webtest.NewCerts(t)
+	app := newApp(t, web.WithTLS(certs.CertFile, certs.KeyFile), web.WithShutdownGrace(10*time.Second))
+	entered, leave := make(chan struct{}), make(chan struct{})
+	app.Get("/slow", func(w http.ResponseWriter, r *http.Request) error {
+		close(entered)
+		<-leave
+		_, err := io.WriteString(w, "finished "+r.Proto)
+		return err
+	})
+	url, stop := serveTLS(t, app)
+	got := webtest.GetAsync(certs.Client(t), url+"/slow")
+	<-entered
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	time.Sleep(100 * time.Millisecond) // shutdown under way, the stream still in its handler
+	close(leave)
+	if r := <-got; r.Err != nil || r.Status != 200 || r.Body != "finished HTTP/2.0" {
+		t.Errorf("in-flight stream: got %d %q %v; want 200 %q", r.Status, r.Body, r.Err, "finished HTTP/2.0")
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("Serve: got %v; want nil after a clean shutdown", err)
+	}
+}
+
+// TestTLSFilesThatDoNotLoad: New refuses a certificate or key it cannot
+// read or that do not match, naming the file.
+func TestTLSFilesThatDoNotLoad(t *testing.T) {
+	certs := webtest.NewCerts(t)
+	other := webtest.NewCerts(t)
+	missing := filepath.Join(t.TempDir(), "missing.pem")
+	for _, tc := range []struct {
+		name, cert, key string
+		want            []string
+	}{
+		{"missing certificate", missing, certs.KeyFile, []string{"certificate", missing}},
+		{"missing key", certs.CertFile, missing, []string{"key", missing}},
+		{"key of another certificate", certs.CertFile, other.KeyFile, []string{certs.CertFile, other.KeyFile}},
+		{"key given as the certificate", certs.KeyFile, certs.KeyFile, []string{certs.KeyFile}},
+		{"no key file", certs.CertFile, "", []string{"both"}},
+	} {
+		_, err := web.New(web.WithTLS(tc.cert, tc.key))
+		if err == nil {
+			t.Errorf("%s: New succeeded; want an error", tc.name)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: got %q; want it to name %q", tc.name, err, w)
+			}
+		}
+	}
+	if _, err := web.New(web.WithTLSConfig(&tls.Config{})); err == nil || !strings.Contains(err.Error(), "no certificate") {
+		t.Errorf("WithTLSConfig without a certificate: got %v; want an error saying so", err)
+	}
+}
