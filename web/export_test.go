@@ -6,3 +6,32 @@ func SetWriteChunk(n int) (restore func()) {
 	old := writeChunk.Swap(int64(n))
 	return func() { writeChunk.Store(old) }
 }
+
+// MaxFramingNotes is how many header sections a connection of Serve's
+// notes ahead of the handler before it stops following its requests.
+const MaxFramingNotes = maxFramingNotes
+
+// FramingNotes feeds stream to the framing scan of a connection of Serve's
+// in pieces cut at splits (offsets into stream, in order), then takes its
+// notes: for each header section, in order, "-" (neither field), "length",
+// "coding" or "both"; then "lost" if the scan stopped following.
+func FramingNotes(stream []byte, splits ...int) []string {
+	var s framingScan
+	from := 0
+	for _, to := range append(splits, len(stream)) {
+		s.read(stream[from:to])
+		from = to
+	}
+	var got []string
+	for {
+		n, ok := s.take()
+		if !ok {
+			break
+		}
+		got = append(got, [...]string{"-", "length", "coding", "both"}[n])
+	}
+	if s.state == lost {
+		got = append(got, "lost")
+	}
+	return got
+}

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"net"
 	"net/http"
-	"sync/atomic"
+	"sync"
 )
 
 // RFC 9112 §6.1: a server that receives a request with both Content-Length
@@ -16,18 +17,26 @@ import (
 // second, smuggled request. net/http serves such a request by its chunked
 // framing (by its length in HTTP/1.0) and keeps the connection open, and it
 // deletes both fields before the handler runs, so the handler cannot tell.
-// Serve, which owns the listener, tells: its connections note a header
-// section with both fields (field lines with no empty line between them)
-// and a Transfer-Encoding line, and the handler closes the connection after
-// a chunked request on a connection that carried such a header section,
-// and refuses an HTTP/1.0 request on one that carried a Transfer-Encoding
-// line.
 //
-// The notes are per connection, not per request: net/http may have read
-// the next requests ahead, and only a note that never clears misses none.
-// So a chunked request pipelined before the one with both fields closes
-// the connection too, as does one after a body that holds such lines:
-// harmless, a connection may close after any response.
+// Serve, which owns the listener, tells. Its connections follow the
+// requests they carry as net/http frames them: a header section up to its
+// empty line, then a body that is chunked when a Transfer-Encoding line is
+// there, else as long as its Content-Length, else empty. For each header
+// section they note whether it holds a Content-Length line and a
+// Transfer-Encoding line; the lines of a body (chunk data, trailer fields)
+// are never taken for field lines. The notes queue in request order, since
+// net/http may have read the next requests ahead, and net/http calls the
+// handler once for each request it reads, in order (OPTIONS * included:
+// Serve answers it in the handler, see serveFraming), so the handler takes
+// the note at the front. A chunked request whose header section also held a
+// Content-Length is served and the connection closed; an HTTP/1.0 request
+// with a Transfer-Encoding line is refused with 400.
+//
+// Where the bytes do not frame as net/http frames them (a malformed length
+// or chunk, which net/http refuses and closes on), the connection stops
+// following, and every request served on it later closes it: a connection
+// may close after any response. So it does once more header sections are
+// pending than net/http can have read ahead, as after a Hijack.
 
 // framingListener hands out framingConns.
 type framingListener struct{ net.Listener }
@@ -40,92 +49,30 @@ func (l framingListener) Accept() (net.Conn, error) {
 	return &framingConn{Conn: c}, nil
 }
 
-// framingConn is a connection that notes the Content-Length and
-// Transfer-Encoding field lines read from it.
+// framingConn is a connection that notes the framing fields of each
+// request read from it.
 type framingConn struct {
 	net.Conn
-	// The reading goroutine's scan. field is the name the current line has
-	// begun with so far, match how much of it: 0 at a line's start, -1 not
-	// at a line's start or past a mismatch; afterCR: the line began with a
-	// CR. length and coding: the lines since the last empty one hold a
-	// Content-Length, a Transfer-Encoding.
-	field          string
-	match          int
-	afterCR        bool
-	length, coding bool
-	// sawBoth and sawCoding are set, and stay set, once a header section
-	// with both fields, or a Transfer-Encoding line, has been read;
-	// handlers read them on their own goroutines.
-	sawBoth, sawCoding atomic.Bool
+	mu   sync.Mutex // held by Read while it scans, and by the handler's take
+	scan framingScan
 }
-
-const (
-	lengthField = "content-length:"
-	codingField = "transfer-encoding:"
-)
 
 func (c *framingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	if n > 0 && !c.sawBoth.Load() {
-		c.scan(p[:n])
+	if n > 0 {
+		c.mu.Lock()
+		c.scan.read(p[:n])
+		c.mu.Unlock()
 	}
 	return n, err
 }
 
-// scan follows b, the next bytes read, and notes the lines that begin
-// with "content-length:" or "transfer-encoding:", in any case, and the
-// empty lines between them. The first byte read starts a line (the
-// request line, which cannot begin so).
-func (c *framingConn) scan(b []byte) {
-	for i := 0; i < len(b); {
-		if c.match < 0 {
-			j := bytes.IndexByte(b[i:], '\n')
-			if j < 0 {
-				return
-			}
-			i += j + 1
-			c.match = 0
-			continue
-		}
-		ch := b[i] | 0x20 // lower case for letters; '-' and ':' are kept
-		if c.match == 0 {
-			switch {
-			case b[i] == '\n':
-				c.length, c.coding, c.afterCR = false, false, false // an empty line
-				i++
-				continue
-			case b[i] == '\r' && !c.afterCR:
-				c.afterCR = true
-				i++
-				continue
-			case ch == 'c' && !c.afterCR:
-				c.field = lengthField
-			case ch == 't' && !c.afterCR:
-				c.field = codingField
-			default:
-				c.match, c.afterCR = -1, false
-				continue // this byte may be the LF that starts the next line
-			}
-		}
-		if ch != c.field[c.match] {
-			c.match = -1
-			continue
-		}
-		i++
-		c.match++
-		if c.match == len(c.field) {
-			c.match = -1
-			if c.field == lengthField {
-				c.length = true
-			} else {
-				c.coding = true
-				c.sawCoding.Store(true)
-			}
-			if c.length && c.coding {
-				c.sawBoth.Store(true)
-			}
-		}
-	}
+// take returns the note of the next request net/http serves, and false
+// when the connection no longer follows its requests.
+func (c *framingConn) take() (framingNote, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.scan.take()
 }
 
 // ReadFrom keeps net/http's sendfile path.
@@ -138,38 +85,374 @@ func (c *framingConn) ReadFrom(r io.Reader) (int64, error) {
 
 func (c *framingConn) Unwrap() net.Conn { return c.Conn }
 
+// framingNote is what a request's header section held.
+type framingNote uint8
+
+const (
+	noteLength framingNote = 1 << iota // a Content-Length line
+	noteCoding                         // a Transfer-Encoding line
+)
+
+// maxFramingNotes bounds the header sections read and not yet served.
+// net/http reads at most 4 KiB ahead of the request it serves, about 200
+// of the smallest requests it keeps a connection open after.
+const maxFramingNotes = 1024
+
+// scanState is where a framingScan stands in the stream.
+type scanState uint8
+
+const (
+	inRequestLine    scanState = iota // the request line, to its LF
+	atFieldLine                       // the start of a field line or of the empty line
+	atFieldCR                         // after a CR at a field line's start
+	inFieldName                       // matching field at the line's start
+	inLength                          // Content-Length's value
+	atLengthLF                        // after a CR that ends Content-Length's value
+	inLine                            // a line of no interest, to its LF
+	inBody                            // remain bytes of a body by its length
+	inChunkSize                       // a chunk's size
+	afterChunkSize                    // whitespace after a chunk's size
+	inChunkExtension                  // a chunk's extension, to the CR
+	atChunkSizeLF                     // after the CR of a chunk's size line
+	inChunk                           // remain bytes of a chunk's data
+	atChunkCR                         // the CR after a chunk's data
+	atChunkLF                         // the LF after a chunk's data
+	atTrailerLine                     // the start of a trailer line or of the empty line
+	atTrailerCR                       // after a CR at a trailer line's start
+	inTrailerLine                     // a trailer line, to its LF
+	lost                              // the stream no longer frames as net/http frames it
+)
+
+const (
+	lengthField = "content-length:"
+	codingField = "transfer-encoding:"
+)
+
+// framingScan follows a connection's stream of requests as net/http frames
+// them, a read at a time.
+type framingScan struct {
+	state scanState
+	// field is the name matched at a field line's start, match how much of
+	// it; note is what the current header section has held so far.
+	field string
+	match int
+	note  framingNote
+	// digits counts the digits of the number being read into value (a
+	// Content-Length, a chunk size); trailing: whitespace followed them.
+	digits   int
+	value    uint64
+	trailing bool
+	length   uint64 // the current header section's Content-Length
+	remain   uint64 // the bytes of a body or chunk still to come
+	// notes[head:] are the notes of the header sections read and not yet
+	// taken, oldest first.
+	notes []framingNote
+	head  int
+}
+
+// take returns the oldest pending note.
+func (s *framingScan) take() (framingNote, bool) {
+	if s.head == len(s.notes) {
+		return 0, false
+	}
+	n := s.notes[s.head]
+	s.head++
+	if s.head == len(s.notes) {
+		s.notes, s.head = s.notes[:0], 0
+	}
+	return n, true
+}
+
+// push queues a header section's note, and reports false when
+// maxFramingNotes are pending already.
+func (s *framingScan) push(n framingNote) bool {
+	if len(s.notes)-s.head == maxFramingNotes {
+		return false
+	}
+	if s.head > 0 && len(s.notes) == cap(s.notes) {
+		// Reuse the room of the notes taken rather than grow.
+		k := copy(s.notes, s.notes[s.head:])
+		s.notes, s.head = s.notes[:k], 0
+	}
+	s.notes = append(s.notes, n)
+	return true
+}
+
+// read follows b, the next bytes read.
+func (s *framingScan) read(b []byte) {
+	for i := 0; i < len(b); {
+		switch s.state {
+		case inRequestLine, inLine, inTrailerLine:
+			j := bytes.IndexByte(b[i:], '\n')
+			if j < 0 {
+				return
+			}
+			i += j + 1
+			if s.state == inTrailerLine {
+				s.state = atTrailerLine
+			} else {
+				s.state = atFieldLine
+			}
+		case inBody, inChunk:
+			n := min(s.remain, uint64(len(b)-i))
+			i += int(n)
+			s.remain -= n
+			if s.remain == 0 {
+				if s.state == inChunk {
+					s.state = atChunkCR
+				} else {
+					s.state = inRequestLine
+				}
+			}
+		case lost:
+			return
+		default:
+			s.step(b[i])
+			i++
+		}
+	}
+}
+
+// step follows one byte in the states read leaves to it.
+func (s *framingScan) step(ch byte) {
+	switch s.state {
+	case atFieldLine:
+		s.fieldLine(ch)
+	case atFieldCR:
+		if ch != '\n' {
+			s.state = lost // net/http refuses a line that begins with a CR
+			return
+		}
+		s.endHeader()
+	case inFieldName:
+		s.fieldName(ch)
+	case inLength:
+		s.lengthValue(ch)
+	case atLengthLF:
+		s.state = lost
+		if ch == '\n' && s.digits > 0 {
+			s.note |= noteLength
+			s.length = s.value
+			s.state = atFieldLine
+		}
+	case inChunkSize, afterChunkSize, inChunkExtension, atChunkSizeLF:
+		s.chunkSize(ch)
+	case atChunkCR:
+		s.state = lost
+		if ch == '\r' {
+			s.state = atChunkLF
+		}
+	case atChunkLF:
+		s.state = lost
+		if ch == '\n' {
+			s.startChunk()
+		}
+	case atTrailerLine:
+		switch ch {
+		case '\n':
+			s.state = inRequestLine
+		case '\r':
+			s.state = atTrailerCR
+		default:
+			s.state = inTrailerLine
+		}
+	case atTrailerCR:
+		s.state = lost
+		if ch == '\n' {
+			s.state = inRequestLine
+		}
+	}
+}
+
+// fieldLine follows the first byte of a field line or of the empty line.
+func (s *framingScan) fieldLine(ch byte) {
+	prev := s.field
+	s.field = ""
+	switch {
+	case ch == '\n':
+		s.endHeader()
+	case ch == '\r':
+		s.state = atFieldCR
+	case ch|0x20 == 'c': // lower case for letters
+		s.field, s.match, s.state = lengthField, 1, inFieldName
+	case ch|0x20 == 't':
+		s.field, s.match, s.state = codingField, 1, inFieldName
+	case (ch == ' ' || ch == '\t') && prev == lengthField:
+		// A continuation of Content-Length's value (obs-fold), which
+		// net/http joins to it.
+		s.state = lost
+	default:
+		s.state = inLine
+	}
+}
+
+// fieldName follows a byte of a field line that has begun as field does.
+func (s *framingScan) fieldName(ch byte) {
+	if ch|0x20 != s.field[s.match] {
+		s.field, s.state = "", inLine
+		if ch == '\n' {
+			s.state = atFieldLine
+		}
+		return
+	}
+	s.match++
+	if s.match < len(s.field) {
+		return
+	}
+	if s.field == codingField {
+		s.note |= noteCoding
+		s.state = inLine
+		return
+	}
+	s.digits, s.value, s.trailing = 0, 0, false
+	s.state = inLength
+}
+
+// lengthValue follows a byte of Content-Length's value: optional
+// whitespace, digits of a number below 2^63 (as net/http takes it),
+// optional whitespace.
+func (s *framingScan) lengthValue(ch byte) {
+	switch {
+	case ch == ' ' || ch == '\t':
+		s.trailing = s.digits > 0
+	case '0' <= ch && ch <= '9' && !s.trailing && s.value <= (math.MaxInt64-uint64(ch-'0'))/10:
+		s.digits++
+		s.value = s.value*10 + uint64(ch-'0')
+	case ch == '\r':
+		s.state = atLengthLF
+	case ch == '\n':
+		s.state = atLengthLF
+		s.step(ch)
+	default:
+		s.state = lost
+	}
+}
+
+// endHeader ends a header section: its note joins the queue, and its body
+// follows.
+func (s *framingScan) endHeader() {
+	if !s.push(s.note) {
+		s.state = lost
+		return
+	}
+	switch {
+	case s.note&noteCoding != 0:
+		s.startChunk()
+	case s.note&noteLength != 0 && s.length > 0:
+		s.state, s.remain = inBody, s.length
+	default:
+		s.state = inRequestLine
+	}
+	s.note, s.length, s.field = 0, 0, ""
+}
+
+// startChunk expects a chunk's size line.
+func (s *framingScan) startChunk() {
+	s.digits, s.value, s.state = 0, 0, inChunkSize
+}
+
+// chunkSize follows a byte of a chunk's size line as net/http reads it: 1
+// to 16 hexadecimal digits, optional whitespace or an extension after a
+// semicolon, CRLF.
+func (s *framingScan) chunkSize(ch byte) {
+	state := s.state
+	s.state = lost
+	switch {
+	case state == atChunkSizeLF:
+		if ch == '\n' {
+			s.endChunkSize()
+		}
+	case state == inChunkExtension:
+		s.state = inChunkExtension
+		if ch == '\r' {
+			s.state = atChunkSizeLF
+		} else if ch == '\n' {
+			s.state = lost
+		}
+	case state == inChunkSize && hexDigit(ch) >= 0 && s.digits < 16:
+		s.digits++
+		s.value = s.value<<4 | uint64(hexDigit(ch))
+		s.state = inChunkSize
+	case s.digits == 0:
+	case ch == ' ' || ch == '\t':
+		s.state = afterChunkSize
+	case ch == ';' && state == inChunkSize:
+		s.state = inChunkExtension
+	case ch == '\r':
+		s.state = atChunkSizeLF
+	}
+}
+
+// endChunkSize follows the chunk whose size line has ended: its data, or
+// the trailer section after the last one.
+func (s *framingScan) endChunkSize() {
+	if s.value == 0 {
+		s.state = atTrailerLine
+		return
+	}
+	s.state, s.remain = inChunk, s.value
+}
+
+// hexDigit returns the value of a hexadecimal digit, or -1.
+func hexDigit(ch byte) int {
+	switch {
+	case '0' <= ch && ch <= '9':
+		return int(ch - '0')
+	case 'a' <= ch|0x20 && ch|0x20 <= 'f':
+		return int(ch|0x20-'a') + 10
+	}
+	return -1
+}
+
 type framingConnKey struct{}
 
 // closeAmbiguousFraming serves next, and makes net/http close the
 // connection after a request whose framing RFC 9112 §6.1 calls faulty: a
 // chunked one that had a Content-Length too is served and the connection
 // closed; an HTTP/1.0 one with a Transfer-Encoding, which net/http framed
-// by its length, is refused with 400.
-type closeAmbiguousFraming struct{ next http.Handler }
+// by its length, is refused with 400. options: answer OPTIONS * as
+// net/http's general OPTIONS handler does.
+type closeAmbiguousFraming struct {
+	next    http.Handler
+	options bool
+}
 
 func (h closeAmbiguousFraming) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case len(r.TransferEncoding) > 0 && noted(r, func(c *framingConn) bool { return c.sawBoth.Load() }):
-		r.Close = true
-		w.Header().Set("Connection", "close")
-	case !r.ProtoAtLeast(1, 1) && noted(r, func(c *framingConn) bool { return c.sawCoding.Load() }):
-		r.Close = true
-		w.Header().Set("Connection", "close")
-		writeStatus(w, r, http.StatusBadRequest, "Transfer-Encoding in HTTP/1.0")
+	if c, ok := r.Context().Value(framingConnKey{}).(*framingConn); ok {
+		note, known := c.take()
+		switch {
+		case note&noteCoding != 0 && !r.ProtoAtLeast(1, 1):
+			r.Close = true
+			w.Header().Set("Connection", "close")
+			writeStatus(w, r, http.StatusBadRequest, "Transfer-Encoding in HTTP/1.0")
+			return
+		case !known || note == noteLength|noteCoding:
+			r.Close = true
+			w.Header().Set("Connection", "close")
+		}
+	}
+	if h.options && r.Method == "OPTIONS" && r.RequestURI == "*" {
+		serveOptions(w, r)
 		return
 	}
 	h.next.ServeHTTP(w, r)
 }
 
-// noted reports what saw says of r's connection, one of Serve's.
-func noted(r *http.Request, saw func(*framingConn) bool) bool {
-	c, ok := r.Context().Value(framingConnKey{}).(*framingConn)
-	return ok && saw(c)
+// serveOptions answers OPTIONS * as net/http does: 200, no body; it reads
+// up to 4 KiB of a request body, and closes the connection after a longer
+// one.
+func serveOptions(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Length", "0")
+	if r.ContentLength != 0 {
+		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, 4<<10))
+	}
 }
 
 // serveFraming makes srv close a connection after a request with an
 // ambiguous framing, for Serve on the std engine: ln's connections note
-// their Content-Length lines, and srv's handler reads the note.
+// each request's framing fields, and srv's handler reads the note. So that
+// the handler sees every request, it answers OPTIONS * itself, as srv
+// would unless DisableGeneralOptionsHandler.
 func serveFraming(srv *http.Server, ln net.Listener) net.Listener {
 	connContext := srv.ConnContext
 	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
@@ -181,6 +464,7 @@ func serveFraming(srv *http.Server, ln net.Listener) net.Listener {
 		}
 		return ctx
 	}
-	srv.Handler = closeAmbiguousFraming{next: srv.Handler}
+	srv.Handler = closeAmbiguousFraming{next: srv.Handler, options: !srv.DisableGeneralOptionsHandler}
+	srv.DisableGeneralOptionsHandler = true
 	return framingListener{Listener: ln}
 }
