@@ -418,7 +418,9 @@ type closeAmbiguousFraming struct {
 }
 
 func (h closeAmbiguousFraming) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if c, ok := r.Context().Value(framingConnKey{}).(*framingConn); ok {
+	// HTTP/2 in cleartext (WithH2C) frames its requests itself, on a
+	// connection of Serve's too.
+	if c, ok := r.Context().Value(framingConnKey{}).(*framingConn); ok && r.ProtoMajor == 1 {
 		note, known := c.take()
 		switch {
 		case note&noteCoding != 0 && !r.ProtoAtLeast(1, 1):

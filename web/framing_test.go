@@ -222,3 +222,31 @@ func rawAnswers(t *testing.T, base, raw string) (got []string, closed bool) {
 		}
 	}
 }
+
+// TestServeFramingLeavesHTTP2Alone: HTTP/2 in cleartext (WithH2C) runs on
+// a connection of Serve's, whose bytes after the preface are not HTTP/1
+// requests; its requests must not take their notes, which would close the
+// connection (a GOAWAY) after the first few.
+func TestServeFramingLeavesHTTP2Alone(t *testing.T) {
+	const n = 6
+	app := webtest.NewApp(t, web.WithH2C())
+	var remotes []string
+	app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+		remotes = append(remotes, r.RemoteAddr) // one request at a time
+		_, err := io.WriteString(w, r.Proto)
+		return err
+	})
+	base, _ := webtest.Serve(t, app)
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{Protocols: &h2c}
+	defer tr.CloseIdleConnections()
+	for i := range n {
+		if r := <-webtest.GetAsync(&http.Client{Transport: tr}, base+"/"); r.Err != nil || r.Body != "HTTP/2.0" {
+			t.Fatalf("request %d: got %d %q %v; want 200 HTTP/2.0", i, r.Status, r.Body, r.Err)
+		}
+	}
+	if conns := slices.Compact(remotes); len(conns) != 1 {
+		t.Errorf("%d requests came over the connections %q; want one", n, conns)
+	}
+}
