@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/loomrt/loom"
@@ -32,6 +33,8 @@ type App struct {
 	logger    *slog.Logger
 	observers []Observer
 	tls       *tls.Config // WithTLS, WithTLSConfig; nil: cleartext
+	probe     probeState
+	stopping  atomic.Bool // Serve was told to stop, or Shutdown began: not ready
 
 	// wrapBodies is set when some level has a body limit or timeout: then
 	// every request body is wrapped in a requestBody. bodyCeiling is the
@@ -86,6 +89,9 @@ func New(opts ...AppOption) (*App, error) {
 	}
 	if d := c.app.writeTimeout; d < 0 {
 		return nil, fmt.Errorf("web: write timeout %v is negative (0 removes it)", d)
+	}
+	if d := c.app.shutdownDelay; d < 0 {
+		return nil, fmt.Errorf("web: shutdown delay %v is negative (0 means none)", d)
 	}
 	tlsConfig, err := serverTLS(c.app)
 	if err != nil {
@@ -237,6 +243,9 @@ func (a *App) Executors() []loom.Executor {
 // ServeHTTP serves r: it enforces the body limit and body timeout, routes,
 // and tells the observers (the access log, metrics) about the response.
 func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if a.settings.probes && a.serveProbe(w, r) {
+		return
+	}
 	if a.wrapBodies && r.Body != nil && r.Body != http.NoBody {
 		if a.bodyCeiling > 0 && r.ContentLength > a.bodyCeiling {
 			a.serveTooLarge(w, r, a.bodyCeiling)
@@ -313,6 +322,7 @@ func tooLarge(limit int64) error {
 // ctx ends. Serve and Run call it on the way out; call it yourself when you
 // serve the App with your own server. It is safe to call more than once.
 func (a *App) Shutdown(ctx context.Context) error {
+	a.stopping.Store(true)
 	a.mu.Lock()
 	if a.shutdown {
 		a.mu.Unlock()

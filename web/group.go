@@ -99,6 +99,9 @@ func (g *Group) Handle(method, path string, h http.Handler, opts ...RouteOption)
 func (g *Group) handle(method, path string, h http.Handler, s routeSettings) {
 	rt := &route{app: g.app, executor: s.executor, bodyLimit: s.bodyLimit, blocking: s.blocking}
 	g.app.track(rt.executor)
+	if s.critical {
+		g.app.markCritical(rt.executor)
+	}
 	rt.neverWaits = rt.executor.Stats().Kind == loom.KindVirtual
 	if hf, ok := h.(HandlerFunc); ok {
 		rt.handlerFunc = hf

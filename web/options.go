@@ -95,6 +95,10 @@ type appSettings struct {
 	certFile, keyFile string      // WithTLS
 	tlsConfig         *tls.Config // WithTLSConfig
 	h2c               bool        // WithH2C
+
+	probes        bool          // WithProbes, WithReadyCheck
+	readyChecks   []readyCheck  // WithReadyCheck
+	shutdownDelay time.Duration // WithShutdownDelay
 }
 
 // routeSettings are inherited from App to group to route; each level
@@ -107,6 +111,7 @@ type routeSettings struct {
 	decorators  []func(http.Handler) http.Handler
 	dotfiles    bool
 	blocking    bool // WithBlocking
+	critical    bool // WithCritical
 }
 
 // envExecutor is what WithExecutorFromEnv asked for.

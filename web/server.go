@@ -42,7 +42,9 @@ func (a *App) ListenAndServe(ctx context.Context, addr string) error {
 	return a.Serve(ctx, ln)
 }
 
-// Serve serves the App on ln until ctx ends; then it stops accepting,
+// Serve serves the App on ln until ctx ends; then App.Ready fails (so
+// /readyz answers 503), it keeps serving for the shutdown delay
+// (WithShutdownDelay; none by default), stops accepting,
 // lets in-flight requests finish within the shutdown grace (WithShutdownGrace),
 // closes what is left, and shuts the App down (App.Shutdown). It blocks
 // until all of that is done and returns nil after a clean shutdown. A
@@ -98,6 +100,17 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		// The listener failed before we were asked to stop.
 		errs = append(errs, fmt.Errorf("web: serve: %w", err))
 	case <-ctx.Done():
+		a.stopping.Store(true) // /readyz fails from here on
+		if d := a.settings.shutdownDelay; d > 0 {
+			a.logger.LogAttrs(ctx, slog.LevelInfo, "not ready, stopping after the shutdown delay", slog.Duration("delay", d))
+			delay := time.NewTimer(d)
+			select {
+			case <-delay.C:
+			case err := <-served:
+				delay.Stop()
+				served <- err // for the receive below
+			}
+		}
 		grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.settings.grace)
 		defer cancel()
 		if err := server.Shutdown(grace); err != nil {
