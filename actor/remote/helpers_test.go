@@ -23,12 +23,12 @@ import (
 // natsServer is an embedded NATS server on a loopback port that can be
 // stopped and started again on the same port.
 type natsServer struct {
-	t    *testing.T
+	t    testing.TB
 	port int
 	s    *server.Server
 }
 
-func startNATS(t *testing.T) *natsServer {
+func startNATS(t testing.TB) *natsServer {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -240,7 +240,7 @@ func runNATSChild(port string) int {
 
 // startNATSProcess starts a NATS server in a child process, so that what it
 // buffers is not in this process's heap.
-func startNATSProcess(t *testing.T) *natsServer {
+func startNATSProcess(t testing.TB) *natsServer {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -267,7 +267,7 @@ func startChild(t *testing.T, ns *natsServer, cluster, name string) *child {
 
 // startProcess runs the test binary with env added, and waits for it to
 // print "ready"; it ends with the test, as its stdin closes.
-func startProcess(t *testing.T, env ...string) *child {
+func startProcess(t testing.TB, env ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), env...)

@@ -138,7 +138,9 @@ func (p *peer) tell(ctx context.Context, to string, msg any, senderNode, senderP
 	}
 	var trace carrier
 	if p.n.sys.Tracer() != nil && ctx != nil {
-		p.n.sys.InjectContext(ctx, &trace)
+		c := new(carrier) // only when tracing: the Tracer keeps what it likes
+		p.n.sys.InjectContext(ctx, c)
+		trace = *c
 	}
 	return p.queue(kindTell, to, func(b []byte) ([]byte, error) {
 		b = appendStr(b, senderNode)

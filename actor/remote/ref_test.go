@@ -240,3 +240,83 @@ func TestStopRemoteActor(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRemoteEcho is the actor-echo workload across two nodes in this
+// process: pairs of a sender on one node and an echoer on the other, each
+// sender sending batches of 50 and waiting for their echoes; a message is
+// one way, so a round trip counts two.
+func BenchmarkRemoteEcho(b *testing.B) {
+	const pairs, batch = 64, 50
+	ns := startNATSProcess(b)
+	nodes := make([]*Node, 2)
+	for i, name := range []string{"a", "b"} {
+		sys, err := actor.NewSystem()
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, err := Join(sys, name, WithURL(ns.url()), WithCodecs(seqCodecs(b)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		nodes[i] = n
+		defer func() {
+			_ = sys.Shutdown(context.Background())
+			_ = n.Leave(context.Background())
+		}()
+	}
+	a, e := nodes[0], nodes[1]
+	for i := range pairs {
+		spawnB(b, e.System(), fmt.Sprint("echo", i), func(c *actor.Context, msg any) {
+			if _, ok := msg.(*seq); ok {
+				c.Respond(msg)
+			}
+		})
+	}
+	rounds := max(1, b.N/(pairs*batch*2))
+	done := make(chan struct{}, pairs)
+	senders := make([]actor.Ref, pairs)
+	for i := range pairs {
+		echo := a.Ref("b", fmt.Sprint("/echo", i))
+		left, back := 0, 0
+		ping := &seq{N: 1}
+		senders[i] = spawnB(b, a.System(), fmt.Sprint("sender", i), func(c *actor.Context, msg any) {
+			switch msg.(type) {
+			case string:
+				left, back = rounds, 0
+			case *seq:
+				back++
+				if back < batch {
+					return
+				}
+				back = 0
+				if left--; left == 0 {
+					done <- struct{}{}
+					return
+				}
+			default:
+				return
+			}
+			for range batch {
+				c.Tell(echo, ping)
+			}
+		})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for _, s := range senders {
+		s.Tell("go")
+	}
+	for range pairs {
+		<-done
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(rounds*pairs*batch*2)/b.Elapsed().Seconds(), "msg/s")
+}
+
+func spawnB(b *testing.B, sys *actor.System, name string, f func(c *actor.Context, msg any)) actor.Ref {
+	r, err := sys.Spawn(actor.Props{Name: name, New: func() actor.Actor { return actor.ReceiveFunc(f) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return r
+}
