@@ -112,4 +112,3 @@ func TestRemoteTellAllocatesNothing(t *testing.T) {
 		t.Errorf("%.3f allocations per remote Tell; want 0", allocs)
 	}
 }
-
