@@ -10,10 +10,13 @@ replace (
 require (
 	github.com/chromedp/chromedp v0.23.1
 	github.com/coder/websocket v1.8.15
+	github.com/go-chi/chi/v5 v5.5.0
+	github.com/go-chi/httprate v0.16.1
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/loomrt/loom v0.0.0-00010101000000-000000000000
 	github.com/loomrt/loom/internal/harness v0.0.0-00010101000000-000000000000
 	github.com/nats-io/nats-server/v2 v2.15.2
+	github.com/rs/cors v1.11.1
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0
 	modernc.org/sqlite v1.62.0
@@ -31,6 +34,7 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
 	github.com/lesismal/llib v1.2.2 // indirect
 	github.com/lesismal/nbio v1.6.8 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
@@ -41,6 +45,7 @@ require (
 	github.com/nats-io/nuid v1.0.1 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/zeebo/xxh3 v1.0.2 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
