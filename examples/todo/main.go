@@ -5,6 +5,12 @@
 //	go run ./examples/todo -db /tmp/t.db -addr :9000
 //	LOOM_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test go run ./examples/todo
 //	LOOM_EXECUTOR=pool:16 go run ./examples/todo # every route on 16 workers
+//	go run ./examples/todo -tls-cert cert.pem -tls-key key.pem -probes -shutdown-delay 5s
+//
+// With -tls-cert and -tls-key it serves HTTPS, and HTTP/2 to clients that
+// offer it. With -probes it serves /livez and /readyz, whose readiness
+// includes a ping of the database; -shutdown-delay keeps serving that long
+// after SIGTERM with /readyz failing, before the graceful shutdown.
 //
 // The routes are listed in package todoapp's documentation. The list comes a
 // page at a time, with a Link header to the next page while there is one:
@@ -45,6 +51,10 @@ func run(ctx context.Context, args []string, getenv func(string) string) error {
 	addr := flags.String("addr", "127.0.0.1:8080", "`address` to listen on")
 	db := flags.String("db", "todo.db", "SQLite database `file`; ignored when LOOM_DATABASE_URL is set")
 	accessLog := flags.Bool("access-log", false, "log every request")
+	certFile := flags.String("tls-cert", "", "serve HTTPS with the PEM certificate chain in `file` (with -tls-key)")
+	keyFile := flags.String("tls-key", "", "the PEM private key `file` of -tls-cert")
+	probes := flags.Bool("probes", false, "serve /livez and /readyz (readiness pings the database)")
+	shutdownDelay := flags.Duration("shutdown-delay", 0, "after SIGTERM, keep serving this `long` with /readyz failing")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -63,9 +73,15 @@ func run(ctx context.Context, args []string, getenv func(string) string) error {
 		return err
 	}
 
-	var opts []web.AppOption
+	opts := []web.AppOption{web.WithShutdownDelay(*shutdownDelay)}
 	if *accessLog {
 		opts = append(opts, web.WithAccessLog())
+	}
+	if *certFile != "" || *keyFile != "" {
+		opts = append(opts, web.WithTLS(*certFile, *keyFile))
+	}
+	if *probes {
+		opts = append(opts, web.WithReadyCheck("database", store.Ping))
 	}
 	app, err := todoapp.NewApp(store, opts...)
 	if err != nil {

@@ -35,6 +35,8 @@ func TestRunBadInput(t *testing.T) {
 			}
 			return ""
 		}, "open postgres"},
+		{"missing certificate", []string{"-db", filepath.Join(t.TempDir(), "t.db"), "-tls-cert", "/nonexistent/cert.pem", "-tls-key", "/nonexistent/key.pem"}, noEnv, "/nonexistent/cert.pem"},
+		{"key without certificate", []string{"-db", filepath.Join(t.TempDir(), "t.db"), "-tls-key", "/nonexistent/key.pem"}, noEnv, "both a certificate file and a key file"},
 		{"bad listen address", []string{"-addr", "256.0.0.1:80", "-db", filepath.Join(t.TempDir(), "t.db")}, noEnv, "listen"},
 	}
 	for _, tt := range tests {

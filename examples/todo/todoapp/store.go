@@ -59,6 +59,19 @@ func (s *Store) Close() error {
 	return err
 }
 
+// Ping checks that the database answers, on each of the store's pools: a
+// readiness check (web.WithReadyCheck).
+func (s *Store) Ping(ctx context.Context) error {
+	err := s.read.PingContext(ctx)
+	if s.write != s.read {
+		err = errors.Join(err, s.write.PingContext(ctx))
+	}
+	if err != nil {
+		return fmt.Errorf("ping %s: %w", s.backend, err)
+	}
+	return nil
+}
+
 // List returns every todo in the given state, oldest first. For a list
 // that may be long, ListPage reads it a page at a time.
 func (s *Store) List(ctx context.Context, state State) ([]Todo, error) {
