@@ -48,6 +48,12 @@ const (
 	maxBackoff = 200 * time.Millisecond
 )
 
+// nextBackoff is the pause after a failed connection attempt, given the
+// pause before it (zero after a success).
+func nextBackoff(prev time.Duration) time.Duration {
+	return min(max(2*prev, minBackoff), maxBackoff)
+}
+
 func (w *worker) closedLoop() {
 	defer w.finish()
 	r := w.r
@@ -65,7 +71,7 @@ func (w *worker) closedLoop() {
 				return
 			}
 			w.record(f, 0, time.Now(), 0)
-			backoff = min(max(2*backoff, minBackoff), maxBackoff)
+			backoff = nextBackoff(backoff)
 			if !w.pause(backoff) {
 				return
 			}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"os"
 	"reflect"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -73,5 +75,59 @@ func TestEveryFailureKindIsCounted(t *testing.T) {
 	}
 	if back != e {
 		t.Errorf("JSON round trip of %s = %+v; want %+v", b, back, e)
+	}
+}
+
+// TestResetsAreClosedByPeer classifies each error that says the server
+// dropped the connection: a reset read and a write into a connection
+// already shut down (EPIPE), both real, and ECONNABORTED, which Linux
+// reports on accept and not to a client but BSDs, macOS and Windows can
+// return from a read; it is made the way net wraps a read's errno. Each is
+// a reset, and lets a replayable request go again.
+func TestResetsAreClosedByPeer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dial := func() (client, server *net.TCPConn) {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.(*net.TCPConn), s.(*net.TCPConn)
+	}
+
+	c, s := dial()
+	_ = s.SetLinger(0)
+	s.Close()
+	_, resetErr := c.Read(make([]byte, 1))
+	c.Close()
+
+	c, s = dial()
+	_ = c.CloseWrite()
+	_, pipeErr := c.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
+	c.Close()
+	s.Close()
+
+	for _, tc := range []struct {
+		name  string
+		err   error
+		errno syscall.Errno
+	}{
+		{"reset", resetErr, syscall.ECONNRESET},
+		{"broken pipe", pipeErr, syscall.EPIPE},
+		{"aborted", &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNABORTED)}, syscall.ECONNABORTED},
+	} {
+		if !errors.Is(tc.err, tc.errno) {
+			t.Fatalf("%s: got %v; want an error matching %v", tc.name, tc.err, tc.errno)
+		}
+		if got := classify(tc.err, failWrite); got != failReset || !closedByPeer(tc.err) {
+			t.Errorf("%s: classify(%v) = %d, closedByPeer %t; want %d and true", tc.name, tc.err, got, closedByPeer(tc.err), failReset)
+		}
 	}
 }

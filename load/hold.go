@@ -163,11 +163,19 @@ func describeHoldError(err error) error {
 // start), less 64 for the process's own files, or the local port range. It
 // returns 0 and "" where neither can be read.
 func ConnectionLimit() (int, string) {
+	limit, limitOK := fileLimit()
+	lo, hi, rangeOK := portRange()
+	return connectionLimit(limit, limitOK, lo, hi, rangeOK)
+}
+
+// connectionLimit is ConnectionLimit given the descriptor limit and the
+// port range, each with whether it could be read.
+func connectionLimit(limit uint64, limitOK bool, lo, hi int, rangeOK bool) (int, string) {
 	n, why := 0, ""
-	if limit, ok := fileLimit(); ok && limit > 64 {
+	if limitOK && limit > 64 {
 		n, why = int(limit-64), fmt.Sprintf("the file descriptor limit (RLIMIT_NOFILE %d, less 64)", limit)
 	}
-	if lo, hi, ok := portRange(); ok && (n == 0 || hi-lo+1 < n) {
+	if rangeOK && (n == 0 || hi-lo+1 < n) {
 		n, why = hi-lo+1, fmt.Sprintf("the local port range (net.ipv4.ip_local_port_range %d-%d)", lo, hi)
 	}
 	return n, why

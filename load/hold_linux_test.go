@@ -25,20 +25,23 @@ func openFiles(t *testing.T) int {
 }
 
 // withFileLimit runs f with the soft RLIMIT_NOFILE set to cur, and puts
-// the limit back before it returns. Tests that use it do not run in
-// parallel: the limit is the whole process's.
+// the limit back before it returns. Above the hard limit it raises the
+// hard limit too, which a privileged process (CI runs as root) may do, and
+// skips where it may not. Tests that use it do not run in parallel: the
+// limit is the whole process's.
 func withFileLimit(t *testing.T, cur uint64, f func()) {
 	t.Helper()
 	var saved syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &saved); err != nil {
 		t.Fatal(err)
 	}
-	if cur > saved.Max {
-		t.Skipf("RLIMIT_NOFILE %d is above the hard limit %d", cur, saved.Max)
-	}
-	low := saved
-	low.Cur = cur
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+	set := saved
+	set.Cur = cur
+	set.Max = max(saved.Max, cur)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &set); err != nil {
+		if cur > saved.Max {
+			t.Skipf("RLIMIT_NOFILE %d is above the hard limit %d, which this process may not raise: %v", cur, saved.Max, err)
+		}
 		t.Skipf("cannot set RLIMIT_NOFILE: %v", err)
 	}
 	defer func() {

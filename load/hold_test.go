@@ -127,11 +127,51 @@ func TestHoldStopsWhenCancelled(t *testing.T) {
 		t.Errorf("Len() = %d; want 0", held.Len())
 	}
 	held.Close()
+
+	// An ended ctx is an error only when it left connections unopened:
+	// holding none, none is missing.
+	done, cancelDone := context.WithCancel(t.Context())
+	cancelDone()
+	held, err = Hold(done, Target{URL: srv.URL}, 0, 0)
+	if err != nil || held.Len() != 0 {
+		t.Errorf("Hold of 0 under an ended ctx = %d held, %v; want 0 and no error", held.Len(), err)
+	}
 }
 
 func TestConnectionLimit(t *testing.T) {
 	n, why := ConnectionLimit()
 	if limit, ok := fileLimit(); ok && (n <= 0 || n > int(limit) || why == "") {
 		t.Errorf("ConnectionLimit() = %d, %q; want a positive count under RLIMIT_NOFILE %d, and a reason", n, why, limit)
+	}
+}
+
+// TestConnectionLimitAtEachEdge takes the descriptor limit on each side of
+// a port range, at the edges, with limits no process here may set: the
+// lower of the two counts, and 64 descriptors kept for the process.
+func TestConnectionLimitAtEachEdge(t *testing.T) {
+	const lo, hi = 32768, 60999
+	const ports = hi - lo + 1
+	const byFiles, byPorts = "file descriptor limit", "local port range"
+	for _, tc := range []struct {
+		name             string
+		limit            uint64
+		limitOK, rangeOK bool
+		n                int
+		why              string
+	}{
+		{"descriptors at the reserve", 64, true, true, ports, byPorts},
+		{"descriptors one past the reserve", 65, true, true, 1, byFiles},
+		{"descriptors as many as ports", ports + 64, true, true, ports, byFiles},
+		{"descriptors one more than ports", ports + 65, true, true, ports, byPorts},
+		{"descriptors far more than ports", 1 << 20, true, true, ports, byPorts},
+		{"port range unread", 1 << 20, true, false, 1<<20 - 64, byFiles},
+		{"descriptor limit unread", 0, false, true, ports, byPorts},
+		{"neither read", 0, false, false, 0, ""},
+	} {
+		n, why := connectionLimit(tc.limit, tc.limitOK, lo, hi, tc.rangeOK)
+		if n != tc.n || !strings.Contains(why, tc.why) || (tc.why == "") != (why == "") {
+			t.Errorf("%s: connectionLimit(%d, %t, %d, %d, %t) = %d, %q; want %d and the %s",
+				tc.name, tc.limit, tc.limitOK, lo, hi, tc.rangeOK, n, why, tc.n, tc.why)
+		}
 	}
 }

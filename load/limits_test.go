@@ -1,10 +1,13 @@
 package load
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -79,5 +82,35 @@ func TestParsePortRange(t *testing.T) {
 		if ok != tc.ok || (ok && (lo != tc.lo || hi != tc.hi)) {
 			t.Errorf("parsePortRange(%q) = %d, %d, %v; want %d, %d, %v", tc.in, lo, hi, ok, tc.lo, tc.hi, tc.ok)
 		}
+	}
+}
+
+// TestMachineLimitsNameTheirCause gives each error a machine limit causes,
+// made the way net wraps a socket's errno, to the run's notes and to Hold's
+// error: each names the limit to raise. A full system file table (ENFILE)
+// cannot be caused by a test.
+func TestMachineLimitsNameTheirCause(t *testing.T) {
+	for _, tc := range []struct {
+		errno      syscall.Errno
+		note, hold string
+	}{
+		{syscall.EMFILE, "out of file descriptors (RLIMIT_NOFILE", "(RLIMIT_NOFILE"},
+		{syscall.ENFILE, "out of file descriptors (RLIMIT_NOFILE", "(RLIMIT_NOFILE"},
+		{syscall.EADDRNOTAVAIL, "out of local ports (net.ipv4.ip_local_port_range", "(net.ipv4.ip_local_port_range"},
+	} {
+		err := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", tc.errno)}
+		var m machineLimits
+		m.dialFailed(err)
+		if notes := notesWith(&m, tc.note); len(notes) != 1 {
+			t.Errorf("dialFailed(%v): notes %q; want one with %q", err, m.list(), tc.note)
+		}
+		if got := describeHoldError(err); !errors.Is(got, tc.errno) || !strings.Contains(got.Error(), tc.hold) {
+			t.Errorf("describeHoldError(%v) = %v; want it wrapped with %q", err, got, tc.hold)
+		}
+	}
+	var m machineLimits
+	m.dialFailed(&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})
+	if notes := m.list(); len(notes) != 0 {
+		t.Errorf("dialFailed(ECONNREFUSED): notes %q; want none (the server refused, not the machine)", notes)
 	}
 }

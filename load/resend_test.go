@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // dropServer is a real HTTP/1.1 server on a local TCP port that answers
@@ -129,6 +130,46 @@ func TestClosedNewConnectionIsNotResent(t *testing.T) {
 	}
 	if res.Errors.Closed != 3 || res.Errors.Total() != 3 || res.Requests != 0 {
 		t.Errorf("served %d, errors %+v; want 0 served and 3 closed", res.Requests, res.Errors)
+	}
+	// No keep-alive connection was closed: the server closed new ones.
+	if res.Connects != 3 || res.Reconnects != 0 {
+		t.Errorf("connects %d, reconnects %d; want 3 and 0", res.Connects, res.Reconnects)
+	}
+}
+
+// TestTimeoutOnAReusedConnectionIsNotResent has the server answer the
+// first request, leave the second unanswered past the timeout and answer
+// the third. The timed-out GET is not sent again (the server did not close
+// the connection: it is slow), and the connection the client then opens
+// is not counted as a reconnect.
+func TestTimeoutOnAReusedConnectionIsNotResent(t *testing.T) {
+	var seen atomic.Int64
+	url := tcpServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+			if seen.Add(1) == 2 {
+				_, _ = io.Copy(io.Discard, br) // until the client gives up and closes
+				return
+			}
+			if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"); err != nil {
+				return
+			}
+		}
+	})
+	// The timeout is long enough that the answered requests never reach it
+	// on a busy machine: only the held one does.
+	res := mustRun(t, Config{Targets: []Target{{URL: url}}, Requests: 3, Timeout: 2 * time.Second})
+	if res.Requests != 2 || res.Errors.Timeout != 1 || res.Errors.Total() != 1 {
+		t.Errorf("served %d, errors %+v; want 2 served and 1 timeout", res.Requests, res.Errors)
+	}
+	if got := seen.Load(); got != 3 || res.Sent != 3 {
+		t.Errorf("server read %d requests, client sent %d; want 3 and 3", got, res.Sent)
+	}
+	if res.Connects != 2 || res.Reconnects != 0 {
+		t.Errorf("connects %d, reconnects %d; want 2 and 0", res.Connects, res.Reconnects)
 	}
 }
 

@@ -73,6 +73,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.run(ctx)
+}
+
+// run is Run once the Config is checked.
+func (r *runner) run(ctx context.Context) (*Result, error) {
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	defer r.cancel()
 	stopOnCancel := context.AfterFunc(ctx, r.stop)

@@ -1,17 +1,21 @@
 package load
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -427,5 +431,116 @@ func TestConfigEdges(t *testing.T) {
 				t.Errorf("newRunner: %v; want ErrBadConfig naming %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestConfigZeroMeansItsDefault checks that each zero Config's fields give
+// a meaning reaches the run as its number: one connection, 10,000 at most in open
+// loop, 30 s for a request and for a connection attempt; a negative
+// Timeout bounds neither.
+func TestConfigZeroMeansItsDefault(t *testing.T) {
+	target := []Target{{URL: "http://127.0.0.1:1/"}}
+	r, err := newRunner(Config{Targets: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.cfg.Connections != 1 || r.cfg.MaxConns != 10000 {
+		t.Errorf("connections %d, max conns %d; want 1 and 10000", r.cfg.Connections, r.cfg.MaxConns)
+	}
+	if r.timeout != 30*time.Second || r.dialer.Timeout != 30*time.Second {
+		t.Errorf("timeout %s, dial timeout %s; want 30s and 30s", r.timeout, r.dialer.Timeout)
+	}
+	r, err = newRunner(Config{Targets: target, Timeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.timeout > 0 || r.dialer.Timeout != 0 {
+		t.Errorf("Timeout -1: timeout %s, dial timeout %s; want none and none", r.timeout, r.dialer.Timeout)
+	}
+}
+
+// TestSwitchingProtocolsIsNotServed answers a request with 101, a final
+// status below 200: it is counted under its code and as a status error.
+func TestSwitchingProtocolsIsNotServed(t *testing.T) {
+	url := tcpServer(t, func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		_, _ = io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: x\r\n\r\n")
+	})
+	res := mustRun(t, Config{Targets: []Target{{URL: url}}, Requests: 1})
+	if res.Requests != 0 || res.Errors.Status != 1 || res.Status[101] != 1 {
+		t.Errorf("served %d, status errors %d, statuses %v; want 0, 1 and one 101", res.Requests, res.Errors.Status, res.Status)
+	}
+}
+
+// parkedForADialSlot counts the goroutines blocked in worker.connect itself,
+// which is where a worker waits for one of the dial slots.
+func parkedForADialSlot() int {
+	buf := make([]byte, 4<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	n := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		for _, line := range strings.Split(g, "\n")[1:] {
+			if strings.HasPrefix(line, "\t") || strings.HasPrefix(line, "runtime.") {
+				continue
+			}
+			if strings.HasPrefix(line, "github.com/loomrt/loom/load.(*worker).connect(") {
+				n++
+			}
+			break
+		}
+	}
+	return n
+}
+
+// TestDialsRunAtMost128AtATime holds every connection attempt of a
+// 200-connection run in the dialer until each worker is either in an
+// attempt or waiting for a slot: exactly 128 attempts are in flight, as
+// docs/load.md says, and once they are let go every connection opens.
+func TestDialsRunAtMost128AtATime(t *testing.T) {
+	const conns, slots = 200, 128
+	srv, _ := countingServer(t, hello)
+	r, err := newRunner(Config{Targets: []Target{{URL: srv.URL}}, Connections: conns, Requests: conns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dialling atomic.Int64
+	release := make(chan struct{})
+	r.dialer.ControlContext = func(ctx context.Context, _, _ string, _ syscall.RawConn) error {
+		dialling.Add(1)
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	type outcome struct {
+		res *Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := r.run(context.Background())
+		done <- outcome{res, err}
+	}()
+	var in, parked int
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		in, parked = int(dialling.Load()), parkedForADialSlot()
+		if in+parked >= conns {
+			break
+		}
+	}
+	close(release)
+	o := <-done
+	if in != slots || parked != conns-slots {
+		t.Errorf("%d attempts in flight, %d workers waiting for a slot; want %d and %d", in, parked, slots, conns-slots)
+	}
+	if o.err != nil {
+		t.Fatalf("run: %v", o.err)
+	}
+	if o.res.Connects != conns || o.res.Requests != conns {
+		t.Errorf("%d connects, %d served; want %d and %d", o.res.Connects, o.res.Requests, conns, conns)
 	}
 }

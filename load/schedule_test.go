@@ -105,6 +105,7 @@ func TestBadPhases(t *testing.T) {
 	}{
 		{"one phase", Config{Phases: []Phase{ok}}, ""},
 		{"a pause", Config{Phases: []Phase{{Rate: 0, Duration: time.Second}, ok}}, ""},
+		{"a pause last", Config{Phases: []Phase{ok, {Rate: 0, Duration: time.Second}}}, ""},
 		{"rate and phases", Config{Rate: 5, Phases: []Phase{ok}}, "rate 5 and 1 phases: set one"},
 		{"negative rate", Config{Phases: []Phase{ok, {Rate: -1, Duration: time.Second}}}, "phase 2: rate -1 < 0"},
 		{"NaN rate", Config{Phases: []Phase{{Rate: math.NaN(), Duration: time.Second}}}, "phase 1: rate NaN is not a finite number"},
@@ -247,4 +248,31 @@ func FuzzParsePhases(f *testing.F) {
 			prev = at
 		}
 	})
+}
+
+// TestPhaseRequestsAtTheEdges counts the requests of a phase whose length
+// is at or below zero, and at a slot's edge: a request due exactly at the
+// end is not in the phase.
+func TestPhaseRequestsAtTheEdges(t *testing.T) {
+	for _, tc := range []struct {
+		rate   float64
+		length time.Duration
+		want   int64
+	}{
+		{100, -time.Second, 0},
+		{100, -1, 0},
+		{100, 0, 0},
+		{0, time.Second, 0},
+		{100, 1, 1},
+		{100, 10 * time.Millisecond, 1},
+		{100, 10*time.Millisecond + 1, 2},
+		{100, time.Second, 100},
+	} {
+		if got := phaseRequests(tc.rate, tc.length); got != tc.want {
+			t.Errorf("phaseRequests(%g, %s) = %d; want %d", tc.rate, tc.length, got, tc.want)
+		}
+	}
+	if got := singleRate(100).dueBefore(-time.Second); got != 0 {
+		t.Errorf("dueBefore(-1s) at 100/s = %d; want 0", got)
+	}
 }

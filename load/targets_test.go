@@ -50,6 +50,8 @@ DELETE	http://127.0.0.1:8080/todos/1
 		{"no url", "GET\n", "line 1"},
 		{"header first", "  X: y\nGET http://a/\n", "line 1"},
 		{"bad header", "GET http://a/\n  nonsense\n", "line 2"},
+		{"header name not a token", "GET http://a/\n  X Trace: 1\n", "line 2"},
+		{"header without a name", "GET http://a/\n  : 1\n", "line 2"},
 		{"missing file", "POST http://a/ @nope.json\n", "line 1"},
 		{"https", "GET https://a/\n", "line 1"},
 		{"bad method", "G(T http://a/\n", "line 1"},

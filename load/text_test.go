@@ -61,3 +61,26 @@ func TestWriteTextGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestFormatBytes takes each unit at its edge, and a count past the
+// largest unit, which stays in it.
+func TestFormatBytes(t *testing.T) {
+	const tb = 1 << 40
+	for _, tc := range []struct {
+		n    float64
+		want string
+	}{
+		{0, "0.00B"},
+		{1023, "1023.00B"},
+		{1024, "1.00KB"},
+		{1 << 20, "1.00MB"},
+		{1 << 30, "1.00GB"},
+		{tb, "1.00TB"},
+		{1024 * tb, "1024.00TB"},
+		{1 << 60, "1048576.00TB"},
+	} {
+		if got := formatBytes(tc.n); got != tc.want {
+			t.Errorf("formatBytes(%g) = %q; want %q", tc.n, got, tc.want)
+		}
+	}
+}
