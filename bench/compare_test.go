@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -74,5 +75,37 @@ func TestComparePairsStdWithTheBareSpec(t *testing.T) {
 	}
 	if len(models) == 0 || models[0] != "std/virtual" || strings.Contains(strings.Join(models, " "), "nbio/pool:16") {
 		t.Errorf("compared models %q; want std/virtual paired with virtual, and nbio/pool:16 unpaired", models)
+	}
+}
+
+// failAt is a writer whose writes all succeed but the one that holds
+// failing, which fails once.
+type failAt struct {
+	failing string
+	failed  bool
+	b       bytes.Buffer
+}
+
+var errWrite = errors.New("write failed")
+
+func (w *failAt) Write(p []byte) (int, error) {
+	if !w.failed && bytes.Contains(p, []byte(w.failing)) {
+		w.failed = true
+		return 0, errWrite
+	}
+	return w.b.Write(p)
+}
+
+// TestWriteComparisonReportsAFailedWrite fails each line after the table
+// once: the error is returned even where the writes after it succeed.
+func TestWriteComparisonReportsAFailedWrite(t *testing.T) {
+	// Too few rounds a side: the "?" note follows the legend.
+	changes := []Change{{Scenario: "s", Model: "m", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 100, NewThroughput: 100, Ratio: 1,
+		OldRounds: []float64{100}, NewRounds: []float64{100}, Comparison: Comparison{Difference: Uncalled}}}
+	for _, failing := range []string{"~: no significant", "?: too few rounds", ".\n"} {
+		w := &failAt{failing: failing}
+		if _, err := WriteComparison(w, changes); !errors.Is(err, errWrite) {
+			t.Errorf("write of %q failing: %v; want %v", failing, err, errWrite)
+		}
 	}
 }

@@ -141,7 +141,11 @@ func TestWriteComparisonFlags(t *testing.T) {
 		{Scenario: "s", Model: "m-same", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 100, NewThroughput: 100, Ratio: 1, Comparison: sig},
 		{Scenario: "s", Model: "m-up-edge", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 90, NewThroughput: 100, Ratio: 1 / Regression, Comparison: sig},
 		{Scenario: "s", Model: "m-up", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 100, NewThroughput: 120, Ratio: 1.2, Comparison: sig},
-		{Scenario: "s", Model: "m-was-nothing", OldStatus: StatusCrashed, NewStatus: StatusOK, NewThroughput: 50},
+		{Scenario: "s", Model: "m-up-noise", OldStatus: StatusOK, NewStatus: StatusOK, OldThroughput: 100, NewThroughput: 150, Ratio: 1.5,
+			Comparison: Comparison{Difference: Noisy, P: 0.4}},
+		// Rounds of 0 against rounds that served differ significantly; with
+		// no old throughput there is no ratio to call a regression on.
+		{Scenario: "s", Model: "m-was-nothing", OldStatus: StatusCrashed, NewStatus: StatusOK, NewThroughput: 50, Comparison: sig},
 		{Scenario: "s", Model: "m-broke", OldStatus: StatusOK, NewStatus: StatusErrors, OldThroughput: 100, NewThroughput: 150, Ratio: 1.5},
 	}
 	var b bytes.Buffer
@@ -150,7 +154,7 @@ func TestWriteComparisonFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"m-slower": "REGRESSION", "m-slower-noise": "", "m-slower-once": "", "m-at-regression": "", "m-same": "", "m-up-edge": "",
+		"m-slower": "REGRESSION", "m-slower-noise": "", "m-slower-once": "", "m-at-regression": "", "m-same": "", "m-up-edge": "", "m-up-noise": "",
 		"m-up": "faster", "m-was-nothing": "status crashed → ok", "m-broke": "REGRESSION, status ok → errors",
 	}
 	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n")[1 : 1+len(changes)] {

@@ -90,6 +90,12 @@ func TestSummariseRounds(t *testing.T) {
 	if want := "m served nothing in 1 of 3 rounds (counted as 0)"; !strings.Contains(sc.Verdict, want) {
 		t.Errorf("verdict %q lacks %q", sc.Verdict, want)
 	}
+	// A round that crashed is the model's status even when it served
+	// nothing and the others served.
+	crashed := append(runs[:2:2], ModelRun{Model: "m", Status: StatusCrashed, Failure: "fatal error: boom"})
+	if got := summariseRounds(crashed, rounds); got.Status != StatusCrashed || got.Failure != "fatal error: boom" {
+		t.Errorf("a round crashed without serving: status %s (%s); want crashed", got.Status, got.Failure)
+	}
 	runs = runs[2:]
 	if got := summariseRounds(runs, rounds[2:]); got.Status != StatusFailed {
 		t.Errorf("no round served: status %s; want failed", got.Status)

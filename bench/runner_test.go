@@ -16,6 +16,9 @@ import (
 
 func TestRunReportsWhatHappened(t *testing.T) {
 	report := runTest(t, "test-ok", "test-404", "test-crash")
+	if report.Seed == 0 {
+		t.Error("Seed 0: the run was given none and recorded none; want the seed it drew its orders from")
+	}
 	if got, want := len(report.Scenarios), 3; got != want {
 		t.Fatalf("len(Scenarios) = %d; want %d", got, want)
 	}
@@ -465,5 +468,28 @@ func TestRunUsesTheGivenExecutable(t *testing.T) {
 	}
 	if r := report.Scenarios[0].Runs[0]; r.Status != StatusFailed {
 		t.Errorf("a server that cannot start: status %s (%s); want failed", r.Status, r.Failure)
+	}
+}
+
+// TestOptionsRounds: the rounds a run takes when Options.Rounds is 0 are
+// the documented five, four with --quick; a plan's own count replaces them
+// and Options.Rounds replaces both.
+func TestOptionsRounds(t *testing.T) {
+	for _, tc := range []struct {
+		opts Options
+		plan Plan
+		want int
+	}{
+		{Options{}, Plan{}, 5},
+		{Options{Quick: true}, Plan{}, 4},
+		{Options{Rounds: 1}, Plan{}, 1},
+		{Options{Rounds: 7, Quick: true}, Plan{}, 7},
+		{Options{}, Plan{Rounds: 2}, 2},
+		{Options{Quick: true}, Plan{Rounds: 3}, 3},
+		{Options{Rounds: 6}, Plan{Rounds: 2}, 6},
+	} {
+		if got := tc.opts.roundsOf(tc.plan); got != tc.want {
+			t.Errorf("Options{Rounds: %d, Quick: %t}.roundsOf(Plan{Rounds: %d}) = %d; want %d", tc.opts.Rounds, tc.opts.Quick, tc.plan.Rounds, got, tc.want)
+		}
 	}
 }
