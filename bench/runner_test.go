@@ -392,7 +392,7 @@ func TestRunWarmsUpUnmeasured(t *testing.T) {
 // model's own cap, and a model's cap alone when the scenario has no limit.
 func TestPlanExpectsCappedModelsToTakeLonger(t *testing.T) {
 	const requests = 1000
-	quick := Plan{Models: []string{"virtual", "pool:1", "pool:10", "pool:50", "pool:1000"}, Connections: 100,
+	quick := Plan{Models: []string{"virtual", "pool:1", "pool:10", "pool:50", "pool:80", "pool:1000"}, Connections: 100,
 		Service: 100 * time.Millisecond, Requests: requests, Duration: time.Minute}
 	limited := &Scenario{Name: "limited", Quick: quick, Limit: waitLimit} // 100 ÷ 100 ms = 1,000 req/s
 	open := &Scenario{Name: "open", Quick: quick, Limit: func(Plan) Limit { return Limit{Formula: "none"} }}
@@ -402,7 +402,8 @@ func TestPlanExpectsCappedModelsToTakeLonger(t *testing.T) {
 	uncounted := quick
 	uncounted.Requests = 0
 	timed := &Scenario{Name: "timed", Quick: uncounted, Limit: waitLimit}
-	jobs, _, err := plan(Options{Quick: true, Catalogue: []*Scenario{limited, open, counted, timed}})
+	low := &Scenario{Name: "low", Quick: quick, Limit: func(Plan) Limit { return Limit{PerSecond: 500, Formula: "500"} }}
+	jobs, _, err := plan(Options{Quick: true, Catalogue: []*Scenario{limited, open, counted, timed, low}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,6 +417,7 @@ func TestPlanExpectsCappedModelsToTakeLonger(t *testing.T) {
 		"timed virtual":     time.Minute,       // no request count: the Duration
 		"open virtual":      time.Minute,       // no rate known: the plan's Duration
 		"open pool:10":      10 * time.Second,  // its cap, though the scenario has no limit
+		"low pool:80":       2 * time.Second,   // the limit, 500 req/s, below its cap of 800
 	}
 	for _, j := range jobs {
 		name := j.scenario.Name + " " + j.model

@@ -1,6 +1,9 @@
 package bench
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // TestCallable: the two-sided U test's smallest p is 2 ÷ C(n1+n2, n1), so
 // three rounds a model can never reach 0.05 (p ≥ 0.1) and four can
@@ -39,6 +42,10 @@ func TestCompareRounds(t *testing.T) {
 		{"shifted", steady, []float64{1200, 1210, 1190, 1205, 1195}, Significant},
 		{"shifted down", steady, []float64{800, 810, 790, 805, 795}, Significant},
 		{"one noisy", steady, []float64{600, 1500, 900, 1300, 1100}, Noisy},
+		// NoiseLimit at its edge: a range of exactly 10% of the median is
+		// steady, 10.4% is noise.
+		{"noise at the limit", []float64{950, 975, 1000, 1025, 1050}, []float64{960, 990, 1000, 1010, 1040}, Same},
+		{"noise past the limit", []float64{949, 975, 1000, 1025, 1053}, []float64{960, 990, 1000, 1010, 1040}, Noisy},
 		{"identical", []float64{5, 5, 5, 5}, []float64{5, 5, 5, 5}, Same},
 		{"three rounds", []float64{1, 2, 3}, []float64{100, 200, 300}, Uncalled},
 	} {
@@ -68,5 +75,21 @@ func TestSpread(t *testing.T) {
 	}
 	if (Spread{}).Relative() != 0 || spreadOf(nil) != (Spread{}) {
 		t.Error("an empty spread has no relative range")
+	}
+}
+
+// TestFmtSpreadPercent: a relative spread rounds to a whole percent; one
+// that is no number (a median of 0 divided into) shows as "?".
+func TestFmtSpreadPercent(t *testing.T) {
+	for _, tt := range []struct {
+		r    float64
+		want string
+	}{
+		{0, "0%"}, {0.354, "35%"}, {1.5, "150%"},
+		{math.Inf(1), "?"}, {math.Inf(-1), "?"}, {math.NaN(), "?"},
+	} {
+		if got := fmtSpreadPercent(tt.r); got != tt.want {
+			t.Errorf("fmtSpreadPercent(%v) = %q; want %q", tt.r, got, tt.want)
+		}
 	}
 }

@@ -61,6 +61,13 @@ func TestVerdictSortsEachRun(t *testing.T) {
 			t.Errorf("%s: standing %q; want %q", sc.Runs[i].Model, got, want)
 		}
 	}
+	// A run that served nothing and one that crashed are not ranked
+	// against the best.
+	for _, r := range sc.Runs[7:] {
+		if r.Standing != "" || r.RatioToBest != 0 || r.P != 0 {
+			t.Errorf("%s: standing %q, ratio to best %v, p %v; want none", r.Model, r.Standing, r.RatioToBest, r.P)
+		}
+	}
 }
 
 // TestVerdictWithoutACleanRun: with no run free of errors the best is the
@@ -79,6 +86,18 @@ func TestVerdictWithoutACleanRun(t *testing.T) {
 	}
 	if sc.Runs[0].RatioToLimit != 0 {
 		t.Errorf("ratio to a limit of 0: %v; want 0", sc.Runs[0].RatioToLimit)
+	}
+
+	// Nor is a run that crashed or failed after serving, however fast.
+	for _, status := range []Status{StatusCrashed, StatusFailed} {
+		sc = ScenarioResult{Runs: []ModelRun{
+			{Model: "slow", Status: StatusErrors, Throughput: 100, Requests: 100, Errors: 3},
+			{Model: "gone", Status: status, Throughput: 500, Requests: 500, Failure: "boom"},
+		}}
+		judge(&sc)
+		if sc.Best != "slow" {
+			t.Errorf("best %q beside a run that %s after serving; want slow", sc.Best, status)
+		}
 	}
 
 	sc = ScenarioResult{Runs: []ModelRun{
@@ -248,6 +267,21 @@ func TestVerdictAtTheLimit(t *testing.T) {
 	}
 	if got := sc.Runs[1].Standing; got != StandingAtLimit {
 		t.Errorf("limit:100's standing %q; want %q", got, StandingAtLimit)
+	}
+}
+
+// TestAtTheLimitTakesBoth: a run with errors at the limit is faster than a
+// best below it, not tied with it: both must reach LimitTie of the limit.
+func TestAtTheLimitTakesBoth(t *testing.T) {
+	failing := roundsRun("failing", 995, 996, 994, 995, 996)
+	failing.Status, failing.Errors = StatusErrors, 5
+	sc := ScenarioResult{Limit: Limit{PerSecond: 1000}, Runs: []ModelRun{
+		roundsRun("virtual", 900, 901, 899, 900, 901),
+		failing,
+	}}
+	judge(&sc)
+	if sc.Best != "virtual" || sc.Runs[1].Standing != StandingFaster {
+		t.Errorf("best %q, failing's standing %q; want virtual and %q", sc.Best, sc.Runs[1].Standing, StandingFaster)
 	}
 }
 
