@@ -76,6 +76,10 @@ func TestRunReportsWhatHappened(t *testing.T) {
 		if !strings.Contains(run.Failure, "test crash: the server died") {
 			t.Errorf("test-crash %s: failure %q; want the panic message", run.Model, run.Failure)
 		}
+		// It had exited when the run ended: its exit says how, not "still dying".
+		if !strings.HasSuffix(run.Failure, "(exit status 2)") {
+			t.Errorf("test-crash %s: failure %q; want it to end with how the process exited, (exit status 2)", run.Model, run.Failure)
+		}
 		if len(run.Stderr) == 0 {
 			t.Errorf("test-crash %s: no stderr lines", run.Model)
 		}
@@ -493,5 +497,26 @@ func TestOptionsRounds(t *testing.T) {
 		if got := tc.opts.roundsOf(tc.plan); got != tc.want {
 			t.Errorf("Options{Rounds: %d, Quick: %t}.roundsOf(Plan{Rounds: %d}) = %d; want %d", tc.opts.Rounds, tc.opts.Quick, tc.plan.Rounds, got, tc.want)
 		}
+	}
+}
+
+// TestLeftOutNotes: one note per reason, worded for one scenario or
+// several, and for scenarios skipped whole or run without some models.
+func TestLeftOutNotes(t *testing.T) {
+	a, b, c, d := &Scenario{Name: "a"}, &Scenario{Name: "b"}, &Scenario{Name: "c"}, &Scenario{Name: "d"}
+	runs := map[*Scenario][]string{a: {"virtual"}, c: {"virtual"}}
+	cannot := map[*Scenario][]string{a: {"x: why"}, b: {"y: why"}, c: {"z: why"}, d: {"y: why"}}
+	got := leftOutNotes([]*Scenario{a, b, c, d}, runs, cannot)
+	want := []string{
+		"a runs without the models it cannot serve (x: why)",
+		"b and d skipped: they serve none of the models given (y: why)",
+		"c runs without the models it cannot serve (z: why)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("notes\n%q; want\n%q", got, want)
+	}
+	got = leftOutNotes([]*Scenario{b}, nil, map[*Scenario][]string{b: {"y: why"}})
+	if want := []string{"b skipped: it serves none of the models given (y: why)"}; !slices.Equal(got, want) {
+		t.Errorf("notes %q; want %q", got, want)
 	}
 }
