@@ -304,3 +304,83 @@ func TestVerdictTooFewRounds(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictCapsOnlyWhatItsCapExplains: a run is "capped" when it serves
+// at most 15% over its cap and under 90% of the best, and the test does
+// not tie it with the best or put it at the limit; each case here breaks
+// one of those conditions alone.
+func TestVerdictCapsOnlyWhatItsCapExplains(t *testing.T) {
+	withCap := func(r ModelRun, cap float64) ModelRun { r.ModelCap = cap; return r }
+	for _, tc := range []struct {
+		name  string
+		limit float64
+		runs  []ModelRun
+		want  string
+	}{
+		{
+			// A median of 0 (a round served, four did not) is within any
+			// multiple of no cap at all.
+			name: "no cap",
+			runs: []ModelRun{roundsRun("best", 1000, 1001, 999, 1000, 1002), roundsRun("sparse", 0, 0, 0, 0, 50)},
+			want: "sparse reaches 0.0% of best (p = 0.008)",
+		},
+		{
+			name: "near the best",
+			runs: []ModelRun{roundsRun("best", 1000, 1001, 999, 1000, 1002), withCap(roundsRun("pool:8", 950, 951, 949, 950, 951), 1000)},
+			want: "pool:8 reaches 95% of best (p = 0.008)",
+		},
+		{
+			// Rounds that overlap: 11% below the best's median, but not
+			// significantly, and each model's rounds within 10%.
+			name: "tied with the best",
+			runs: []ModelRun{roundsRun("best", 905, 910, 1000, 1001, 1003), withCap(roundsRun("pool:8", 886, 888, 890, 965, 970), 890)},
+			want: "best and pool:8 tie for best",
+		},
+		{
+			name:  "at the limit",
+			limit: 1000,
+			runs:  []ModelRun{roundsRun("best", 1100, 1101, 1099, 1100, 1102), withCap(roundsRun("pool:8", 985, 986, 984, 985, 986), 985)},
+			want:  "best and pool:8 reach the limit and tie",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := ScenarioResult{Limit: Limit{PerSecond: tc.limit}, Runs: tc.runs}
+			judge(&sc)
+			if !strings.Contains(sc.Verdict, tc.want) || strings.Contains(sc.Verdict, "capped") {
+				t.Errorf("verdict %q; want %q and no cap named", sc.Verdict, tc.want)
+			}
+		})
+	}
+}
+
+// TestVerdictTiesAndLimitTogether: a model tied with the best below the
+// limit and one at the limit beside it: all three tie for best, and the
+// verdict names both reasons.
+func TestVerdictTiesAndLimitTogether(t *testing.T) {
+	sc := ScenarioResult{Limit: Limit{PerSecond: 1000}, Runs: []ModelRun{
+		roundsRun("best", 981, 983, 1000, 1001, 1002),
+		roundsRun("near", 985, 985, 985, 985, 985),
+		roundsRun("tied", 955, 958, 960, 990, 995),
+	}}
+	judge(&sc)
+	if got := []Standing{sc.Runs[1].Standing, sc.Runs[2].Standing}; got[0] != StandingAtLimit || got[1] != StandingTie {
+		t.Fatalf("standings %q; want %q and %q", got, StandingAtLimit, StandingTie)
+	}
+	want := "best, near and tied tie for best (no significant difference at α = 0.05, or within 2.0% of the limit)"
+	if !strings.Contains(sc.Verdict, want) {
+		t.Errorf("verdict %q\nlacks %q", sc.Verdict, want)
+	}
+}
+
+// TestVerdictUncalledBesideEnoughRounds: the best has five rounds, another
+// model one; nothing can be called against that one, and the verdict says
+// so though the best's own rounds would do.
+func TestVerdictUncalledBesideEnoughRounds(t *testing.T) {
+	sc := ScenarioResult{Runs: []ModelRun{roundsRun("best", 1000, 1001, 999, 1000, 1002), roundsRun("once", 500)}}
+	judge(&sc)
+	for _, want := range []string{"no difference can be called", "once reaches 50% of best"} {
+		if !strings.Contains(sc.Verdict, want) {
+			t.Errorf("verdict %q\nlacks %q", sc.Verdict, want)
+		}
+	}
+}

@@ -169,6 +169,19 @@ func TestRatioNote(t *testing.T) {
 	if got := ratioNote(&sr); got != want {
 		t.Errorf("ratioNote = %q; want %q", got, want)
 	}
+	// A model that crashed after serving, or that served nothing, is in
+	// no ratio, on either side.
+	sr = ScenarioResult{
+		ratios: [][2]string{{"pool", "crashed"}, {"idle", "pool"}, {"pool", "idle"}, {"crashed", "pool"}},
+		Runs: []ModelRun{
+			{Model: "pool", Status: StatusOK, Throughput: 300, Requests: 300},
+			{Model: "crashed", Status: StatusCrashed, Throughput: 500, Requests: 500},
+			{Model: "idle", Status: StatusOK},
+		},
+	}
+	if got := ratioNote(&sr); got != "" {
+		t.Errorf("ratioNote = %q; want none", got)
+	}
 }
 
 func TestActorEchoLimit(t *testing.T) {
