@@ -32,6 +32,10 @@ type Future[T any] struct {
 	claimed atomic.Bool
 	value   T
 	err     error
+	// The Tracer Go started the future with, and the context it
+	// returned, to end with the future; nil with no Tracer.
+	trace    Tracer
+	traceCtx context.Context
 }
 
 // Go runs fn on exec and returns its future at once. fn receives a context
@@ -48,19 +52,26 @@ type Future[T any] struct {
 // up, or the context's error when ctx ended (or Cancel was called) while fn
 // was queued.
 func Go[T any](ctx context.Context, exec loom.Executor, fn func(context.Context) (T, error)) *Future[T] {
-	runCtx, cancel := context.WithCancel(ctx)
-	f := &Future[T]{done: make(chan struct{}), cancel: cancel}
 	if fn == nil {
+		f := &Future[T]{done: make(chan struct{}), cancel: func() {}}
 		f.finish(*new(T), ErrNilFunc)
 		return f
 	}
 	if exec == nil {
 		var err error
 		if exec, err = DefaultExecutor(); err != nil {
+			f := &Future[T]{done: make(chan struct{}), cancel: func() {}}
 			f.finish(*new(T), err)
 			return f
 		}
 	}
+	var trace Tracer
+	if box := tracer.Load(); box != nil {
+		trace = box.t
+		ctx = trace.Start(ctx, exec)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	f := &Future[T]{done: make(chan struct{}), cancel: cancel, trace: trace, traceCtx: ctx}
 	submitCtx := loom.OnDrop(runCtx, func(err error) {
 		if f.claimed.CompareAndSwap(false, true) {
 			f.finish(*new(T), err)
@@ -108,6 +119,10 @@ func (e *panicError) Unwrap() error { return ErrPanicked }
 func (f *Future[T]) finish(value T, err error) {
 	f.value, f.err = value, err
 	f.cancel() // release the context's resources
+	if f.trace != nil {
+		f.trace.End(f.traceCtx, err)
+		f.traceCtx = nil
+	}
 	close(f.done)
 }
 

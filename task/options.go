@@ -1,6 +1,7 @@
 package task
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -45,6 +46,12 @@ type Hooks struct {
 	// Skipped is called for occurrences that did not run: n of them, for
 	// the reason given.
 	Skipped func(job string, reason SkipReason, n int)
+	// Trace is called as a run starts, before BeforeRun: the job's
+	// function gets the context it returns (the run's span, for
+	// task/oteltask), and end, if not nil, is called as the run ends, after
+	// AfterRun, with the run's error. ctx carries no request's values: a
+	// scheduled run starts a trace of its own.
+	Trace func(ctx context.Context, job string, scheduled time.Time) (traced context.Context, end func(err error))
 }
 
 // A SkipReason says why occurrences did not run.

@@ -471,6 +471,16 @@ func (j *job) run(ctx context.Context, at time.Time) {
 // call runs fn once with the hooks around it and records the outcome.
 func (j *job) call(ctx context.Context, at time.Time) error {
 	s := j.s
+	var ends []func(error)
+	for _, h := range s.hooks {
+		if h.Trace != nil {
+			var end func(error)
+			ctx, end = h.Trace(ctx, j.name, at)
+			if end != nil {
+				ends = append(ends, end)
+			}
+		}
+	}
 	for _, h := range s.hooks {
 		if h.BeforeRun != nil {
 			h.BeforeRun(j.name, at)
@@ -484,6 +494,9 @@ func (j *job) call(ctx context.Context, at time.Time) error {
 		if h.AfterRun != nil {
 			h.AfterRun(j.name, at, took, err)
 		}
+	}
+	for i := len(ends) - 1; i >= 0; i-- {
+		ends[i](err)
 	}
 	return err
 }
