@@ -12,7 +12,10 @@ import (
 // library sees: a scratch module that imports loom, web, task and actor,
 // tidied on its own (no go.work). The tools' dependencies (the benchmark's
 // command line, charts, browser and embedded database) live in the tools'
-// modules and must not reach it.
+// modules and must not reach it. Nor may the program link the optional
+// dependencies whose sub-packages it does not import: Prometheus
+// (web/metrics, task/taskmetrics) and OpenTelemetry (web/otelweb,
+// task/oteltask, actor/otelactor), though its module graph lists them.
 func TestLibraryModuleIsLean(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go mod tidy")
@@ -46,6 +49,11 @@ func TestLibraryModuleIsLean(t *testing.T) {
 		return string(out)
 	}
 	goCmd("mod", "tidy")
+	for _, dep := range strings.Fields(goCmd("list", "-deps", ".")) {
+		if strings.Contains(dep, "opentelemetry") || strings.Contains(dep, "prometheus") || strings.Contains(dep, "coder/websocket") {
+			t.Errorf("a program importing loom, web, task and actor links %s; want it only in programs that import its sub-package", dep)
+		}
+	}
 	modules := goCmd("list", "-m", "all")
 	sum, err := os.ReadFile(filepath.Join(dir, "go.sum"))
 	if err != nil {

@@ -35,6 +35,9 @@ type App struct {
 	tls       *tls.Config // WithTLS, WithTLSConfig; nil: cleartext
 	probe     probeState
 	stopping  atomic.Bool // Serve was told to stop, or Shutdown began: not ready
+	starters  []Starter   // the observers that are Starters
+
+	plainObservers bool // an observer is no Starter: every request is observed
 
 	// wrapBodies is set when some level has a body limit or timeout: then
 	// every request body is wrapped in a requestBody. bodyCeiling is the
@@ -246,9 +249,13 @@ func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a.settings.probes && a.serveProbe(w, r) {
 		return
 	}
+	observed := a.observers != nil
+	if a.starters != nil {
+		r, observed = a.start(r)
+	}
 	if a.wrapBodies && r.Body != nil && r.Body != http.NoBody {
 		if a.bodyCeiling > 0 && r.ContentLength > a.bodyCeiling {
-			a.serveTooLarge(w, r, a.bodyCeiling)
+			a.serveTooLarge(w, r, a.bodyCeiling, observed)
 			return
 		}
 		// Wrapped here, before decorators and routing, so that a decorator
@@ -256,7 +263,7 @@ func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// too; a route with settings of its own re-arms it.
 		wrapBody(w, r, a.defaults.bodyLimit, a.defaults.bodyTimeout)
 	}
-	if a.observers == nil {
+	if !observed {
 		if !a.decorated {
 			a.handler.ServeHTTP(w, r)
 			return
@@ -292,12 +299,12 @@ func (a *App) recoverDecorator(w http.ResponseWriter, r *http.Request) {
 
 // serveTooLarge refuses a body whose declared length is over the limit,
 // without reading it.
-func (a *App) serveTooLarge(w http.ResponseWriter, r *http.Request, limit int64) {
+func (a *App) serveTooLarge(w http.ResponseWriter, r *http.Request, limit int64, observed bool) {
 	start := time.Now()
 	rw := getWriter(w, a)
 	defer putWriter(rw)
 	a.renderError(rw, r, tooLarge(limit))
-	if a.observers != nil {
+	if observed {
 		a.observe(rw, r, start)
 	}
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -32,9 +33,45 @@ type Response struct {
 	Panicked bool          // a handler or decorator panicked (the client got a 500 if nothing was sent)
 }
 
-// Observe adds o to the observers of the App. Call it before serving.
+// A Starter is an Observer that is also told as each request begins: a
+// tracing package (web/otelweb) starts the request's span there and ends it
+// in Observe. Start is called on the connection's goroutine as the request
+// reaches the App, before the body limit, decorators and routing; the
+// request goes on with the context Start returns (copied only if the
+// context is another), and Observe gets that request, routed (r.Pattern
+// set). Start reports whether it needs Observe for this request: when no
+// observer does, the App records nothing about the response, so a request
+// a tracer leaves out costs only Start. Start must be safe for concurrent
+// use and must not keep r.
+type Starter interface {
+	Observer
+	Start(r *http.Request) (ctx context.Context, observe bool)
+}
+
+// Observe adds o to the observers of the App, and to its starters if it is
+// a Starter. Call it before serving.
 func (a *App) Observe(o Observer) {
 	a.observers = append(a.observers, o)
+	if s, ok := o.(Starter); ok {
+		a.starters = append(a.starters, s)
+	} else {
+		a.plainObservers = true
+	}
+}
+
+// start calls the starters and returns r with the context they made, and
+// whether the observers must hear about it: every request when one of them
+// is no Starter.
+func (a *App) start(r *http.Request) (*http.Request, bool) {
+	observe := a.plainObservers
+	for _, s := range a.starters {
+		ctx, wants := s.Start(r)
+		if ctx != r.Context() {
+			r = r.WithContext(ctx)
+		}
+		observe = observe || wants
+	}
+	return r, observe
 }
 
 // accessLog is the Observer behind WithAccessLog.

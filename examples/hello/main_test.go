@@ -86,8 +86,10 @@ func TestRunRejectsArguments(t *testing.T) {
 }
 
 // TestHelloLinksNoOptionalDependency checks that a plain web program links
-// neither Prometheus nor WebSockets: they live in web/metrics and
-// web/websocket, which only their users import.
+// neither Prometheus, WebSockets nor OpenTelemetry: they live in
+// web/metrics, web/websocket and the otel sub-packages (web/otelweb,
+// task/oteltask, actor/otelactor), which only their users import; web, task
+// and actor carry only the hooks those packages set.
 func TestHelloLinksNoOptionalDependency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -97,8 +99,8 @@ func TestHelloLinksNoOptionalDependency(t *testing.T) {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		if strings.Contains(dep, "prometheus") || strings.Contains(dep, "coder/websocket") {
-			t.Errorf("hello links %s; want it only in programs that import web/metrics or web/websocket", dep)
+		if strings.Contains(dep, "prometheus") || strings.Contains(dep, "coder/websocket") || strings.Contains(dep, "opentelemetry") {
+			t.Errorf("hello links %s; want it only in programs that import web/metrics, web/websocket or an otel sub-package", dep)
 		}
 	}
 }
