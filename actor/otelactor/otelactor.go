@@ -1,0 +1,233 @@
+// Package otelactor traces and measures actors with OpenTelemetry, as an
+// actor.Tracer: a producer span per message sent (Tell, Send, Ask, and a
+// Receive's sends), the child of the sender's context, and a consumer span
+// per message received, the child of its send, so a trace runs from a web
+// request through the actors it reaches, across processes where
+// actor/remote carries the context in its headers. Its figures:
+// actor.mailbox.size, actor.mailbox.time, actor.processing.duration and
+// actor.errors, by the actor's class (its path, generated names folded).
+//
+// It is a package of its own so that only programs that import it link
+// OpenTelemetry:
+//
+//	ot, err := otelactor.New(otelactor.WithTracerProvider(tp), otelactor.WithMeterProvider(mp))
+//	…
+//	sys, err := actor.NewSystem(actor.WithTracer(ot))
+//
+// Each message costs its two spans and a few allocations, sampled or not;
+// see docs/actor.md.
+package otelactor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/loomrt/loom/actor"
+)
+
+// ScopeName is the instrumentation scope of the package's tracer and meter.
+const ScopeName = "github.com/loomrt/loom/actor/otelactor"
+
+// An Option configures New.
+type Option func(*config)
+
+type config struct {
+	tp         trace.TracerProvider
+	mp         metric.MeterProvider
+	propagator propagation.TextMapPropagator
+}
+
+// WithTracerProvider sets where spans go; default otel.GetTracerProvider().
+func WithTracerProvider(tp trace.TracerProvider) Option { return func(c *config) { c.tp = tp } }
+
+// WithMeterProvider sets where measurements go; default
+// otel.GetMeterProvider().
+func WithMeterProvider(mp metric.MeterProvider) Option { return func(c *config) { c.mp = mp } }
+
+// WithPropagator sets how a transport's headers carry the context (Inject,
+// Extract); default otel.GetTextMapPropagator() if one is set, else W3C
+// Trace Context.
+func WithPropagator(p propagation.TextMapPropagator) Option {
+	return func(c *config) { c.propagator = p }
+}
+
+// Tracer is the actor.Tracer. It is safe for concurrent use.
+type Tracer struct {
+	tracer     trace.Tracer
+	propagator propagation.TextMapPropagator
+
+	size       metric.Int64UpDownCounter
+	wait       metric.Float64Histogram
+	processing metric.Float64Histogram
+	errs       metric.Int64Counter
+
+	classes sync.Map // class → metric.MeasurementOption
+}
+
+var _ actor.Tracer = (*Tracer)(nil)
+
+// New returns the Tracer; an error if an instrument cannot be made.
+func New(opts ...Option) (*Tracer, error) {
+	c := config{}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.tp == nil {
+		c.tp = otel.GetTracerProvider()
+	}
+	if c.mp == nil {
+		c.mp = otel.GetMeterProvider()
+	}
+	if c.propagator == nil {
+		c.propagator = otel.GetTextMapPropagator()
+		if len(c.propagator.Fields()) == 0 {
+			c.propagator = propagation.TraceContext{}
+		}
+	}
+	m := c.mp.Meter(ScopeName)
+	t := &Tracer{tracer: c.tp.Tracer(ScopeName), propagator: c.propagator}
+	var err1, err2, err3, err4 error
+	t.size, err1 = m.Int64UpDownCounter("actor.mailbox.size", metric.WithUnit("{message}"),
+		metric.WithDescription("Messages queued in actors' mailboxes, by actor class."))
+	t.wait, err2 = m.Float64Histogram("actor.mailbox.time", metric.WithUnit("s"),
+		metric.WithDescription("Time from a message's send to its receive, by actor class."))
+	t.processing, err3 = m.Float64Histogram("actor.processing.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time Receive took for a message, by actor class."))
+	t.errs, err4 = m.Int64Counter("actor.errors", metric.WithUnit("{message}"),
+		metric.WithDescription("Messages whose Receive panicked, by actor class."))
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+var (
+	producer = trace.WithSpanKind(trace.SpanKindProducer)
+	consumer = trace.WithSpanKind(trace.SpanKindConsumer)
+)
+
+// sent is the context a message carries: the send's span, and when it was
+// sent.
+type sent struct {
+	context.Context
+	at time.Time
+}
+
+// received is the context of a Receive: the receive's span, and when it
+// began.
+type received struct {
+	context.Context
+	at time.Time
+}
+
+// Send records the send's span, ended at once, and counts the message in
+// its recipient's mailbox.
+func (t *Tracer) Send(ctx context.Context, e actor.Envelope) context.Context {
+	class := Class(e.To.Path())
+	ctx, span := t.tracer.Start(ctx, "send "+class, producer)
+	if span.IsRecording() {
+		span.SetAttributes(messagingAttrs(e, class, "send")...)
+	}
+	span.End()
+	t.size.Add(ctx, 1, t.classOption(class))
+	return &sent{Context: ctx, at: time.Now()}
+}
+
+// Receive begins the receive's span, a child of the send's.
+func (t *Tracer) Receive(ctx context.Context, e actor.Envelope) context.Context {
+	class := Class(e.To.Path())
+	now := time.Now()
+	opt := t.classOption(class)
+	t.size.Add(ctx, -1, opt)
+	if s, ok := ctx.(*sent); ok {
+		t.wait.Record(ctx, now.Sub(s.at).Seconds(), opt)
+	}
+	ctx, span := t.tracer.Start(ctx, "process "+class, consumer)
+	if span.IsRecording() {
+		span.SetAttributes(messagingAttrs(e, class, "process")...)
+	}
+	return &received{Context: ctx, at: now}
+}
+
+// Done ends the receive's span, with the panic if Receive panicked, and
+// records the processing time; for a message never received, it takes it
+// out of the mailbox's count.
+func (t *Tracer) Done(ctx context.Context, e actor.Envelope, failure any) {
+	class := Class(e.To.Path())
+	opt := t.classOption(class)
+	r, ok := ctx.(*received)
+	if !ok {
+		t.size.Add(ctx, -1, opt) // undelivered: left the mailbox unreceived
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	if failure != nil {
+		t.errs.Add(ctx, 1, opt)
+		if span.IsRecording() {
+			span.SetStatus(codes.Error, fmt.Sprint(failure))
+			span.SetAttributes(attribute.String("error.type", "panic"))
+		}
+	}
+	span.End()
+	t.processing.Record(ctx, time.Since(r.at).Seconds(), opt)
+}
+
+// Inject writes ctx's trace context into carrier, for a transport.
+func (t *Tracer) Inject(ctx context.Context, carrier actor.Carrier) {
+	t.propagator.Inject(ctx, carrier)
+}
+
+// Extract returns ctx continuing the trace in carrier.
+func (t *Tracer) Extract(ctx context.Context, carrier actor.Carrier) context.Context {
+	return t.propagator.Extract(ctx, carrier)
+}
+
+func messagingAttrs(e actor.Envelope, class, op string) []attribute.KeyValue {
+	kv := []attribute.KeyValue{
+		attribute.String("messaging.system", "loom"),
+		attribute.String("messaging.operation.type", op),
+		attribute.String("messaging.destination.name", class),
+		attribute.String("loom.actor.path", e.To.Path()),
+		attribute.String("loom.message.type", fmt.Sprintf("%T", e.Message)),
+	}
+	if e.Ask {
+		kv = append(kv, attribute.Bool("loom.message.ask", true))
+	}
+	return kv
+}
+
+// classOption returns the measurement option of class, made once.
+func (t *Tracer) classOption(class string) metric.MeasurementOption {
+	if o, ok := t.classes.Load(class); ok {
+		return o.(metric.MeasurementOption)
+	}
+	o, _ := t.classes.LoadOrStore(class, metric.WithAttributeSet(attribute.NewSet(attribute.String("actor.class", class))))
+	return o.(metric.MeasurementOption)
+}
+
+// Class is the class of the actor at path, which spans and figures are
+// named by: the path with each generated name ("$1", "$2", …) folded to
+// "$", so that actors spawned without a name share one series.
+func Class(path string) string {
+	if !strings.Contains(path, "$") {
+		return path
+	}
+	parts := strings.Split(path, "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, "$") {
+			parts[i] = "$"
+		}
+	}
+	return strings.Join(parts, "/")
+}
