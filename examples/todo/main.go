@@ -6,11 +6,15 @@
 //	LOOM_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test go run ./examples/todo
 //	LOOM_EXECUTOR=pool:16 go run ./examples/todo # every route on 16 workers
 //	go run ./examples/todo -tls-cert cert.pem -tls-key key.pem -probes -shutdown-delay 5s
+//	go run ./examples/todo -otel                 # every request's span to stdout
 //
 // With -tls-cert and -tls-key it serves HTTPS, and HTTP/2 to clients that
 // offer it. With -probes it serves /livez and /readyz, whose readiness
 // includes a ping of the database; -shutdown-delay keeps serving that long
-// after SIGTERM with /readyz failing, before the graceful shutdown.
+// after SIGTERM with /readyz failing, before the graceful shutdown. With
+// -otel every request is traced with OpenTelemetry (web/otelweb), a server
+// span named by its route, and the spans are written to stdout as JSON, one
+// object each (a real deployment exports them with OTLP instead).
 //
 // The routes are listed in package todoapp's documentation. The list comes a
 // page at a time, with a Link header to the next page while there is one:
@@ -26,14 +30,22 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/loomrt/loom/examples/todo/todoapp"
 	"github.com/loomrt/loom/web"
 	_ "github.com/loomrt/loom/web/nbio" // LOOM_ENGINE=nbio serves on the event loop
+	"github.com/loomrt/loom/web/otelweb"
 )
+
+// spansOut is where -otel writes spans; tests replace it.
+var spansOut io.Writer = os.Stdout
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -55,6 +67,7 @@ func run(ctx context.Context, args []string, getenv func(string) string) error {
 	keyFile := flags.String("tls-key", "", "the PEM private key `file` of -tls-cert")
 	probes := flags.Bool("probes", false, "serve /livez and /readyz (readiness pings the database)")
 	shutdownDelay := flags.Duration("shutdown-delay", 0, "after SIGTERM, keep serving this `long` with /readyz failing")
+	traced := flags.Bool("otel", false, "trace every request with OpenTelemetry, writing the spans to stdout as JSON")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -87,8 +100,30 @@ func run(ctx context.Context, args []string, getenv func(string) string) error {
 	if err != nil {
 		return errors.Join(err, store.Close())
 	}
+	flush := func() error { return nil }
+	if *traced {
+		if flush, err = traceRequests(app); err != nil {
+			return errors.Join(err, app.Shutdown(ctx), store.Close())
+		}
+	}
 	// ListenAndServe returns once in-flight requests are done, so the store
-	// is closed only when nothing uses it any more.
+	// is closed only when nothing uses it any more, and the last spans are
+	// written after the last request.
 	err = app.ListenAndServe(ctx, *addr)
-	return errors.Join(err, store.Close())
+	return errors.Join(err, flush(), store.Close())
+}
+
+// traceRequests has app trace every request into a tracer provider that writes the
+// spans to spansOut; flush writes those still batched and stops it.
+func traceRequests(app *web.App) (flush func() error, err error) {
+	exporter, err := stdouttrace.New(stdouttrace.WithWriter(spansOut))
+	if err != nil {
+		return nil, err
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter))
+	flush = func() error { return tp.Shutdown(context.Background()) }
+	if _, err := otelweb.Instrument(app, otelweb.WithTracerProvider(tp)); err != nil {
+		return nil, errors.Join(err, flush())
+	}
+	return flush, nil
 }
