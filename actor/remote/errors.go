@@ -16,7 +16,7 @@ var (
 	// does not know.
 	ErrUnknownType = errors.New("remote: no codec for message type")
 	// ErrBackpressure is the reason a Tell goes to dead letters when the
-	// bytes waiting for one node exceed WithMaxPending.
+	// messages waiting for one node reach WithMaxPending.
 	ErrBackpressure = errors.New("remote: too much pending for node")
 	// ErrClosed is returned once the Node has left.
 	ErrClosed = errors.New("remote: node closed")

@@ -26,6 +26,7 @@ type natsServer struct {
 	t    testing.TB
 	port int
 	s    *server.Server
+	proc *child // the server's process, for startNATSProcess
 }
 
 func startNATS(t testing.TB) *natsServer {
@@ -248,8 +249,8 @@ func startNATSProcess(t testing.TB) *natsServer {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	startProcess(t, natsChildEnv+"="+strconv.Itoa(port))
-	return &natsServer{t: t, port: port}
+	proc := startProcess(t, natsChildEnv+"="+strconv.Itoa(port))
+	return &natsServer{t: t, port: port, proc: proc}
 }
 
 // child is a node in another process.

@@ -332,8 +332,8 @@ func (n *Node) remove(p *peer, reason error, kind EventKind) {
 	p.goneErr = reason
 	p.mu.Lock()
 	p.closed = true
-	pending := p.buf
-	p.buf = nil
+	pending := p.out
+	p.out = nil
 	p.mu.Unlock()
 	close(p.gone)
 
@@ -343,7 +343,5 @@ func (n *Node) remove(p *peer, reason error, kind EventKind) {
 	for k := range inWatches {
 		k.target.Signal(actor.SignalUnwatch, k.watcher)
 	}
-	if len(pending) > len(n.header) {
-		n.undeliverable(p, pending, reason)
-	}
+	n.undeliverable(p, pending, reason)
 }

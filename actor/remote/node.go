@@ -25,7 +25,7 @@ const (
 	DefaultCluster    = "default"
 	DefaultHeartbeat  = 250 * time.Millisecond
 	DefaultFailAfter  = 2500 * time.Millisecond
-	DefaultMaxPending = 8 << 20
+	DefaultMaxPending = 1 << 16
 )
 
 // A Node is an actor.System joined to a cluster over NATS: it gives Refs to
@@ -134,10 +134,10 @@ func WithFailureDetector(heartbeat, failAfter time.Duration) Option {
 	return func(c *config) { c.heartbeat, c.failAfter = heartbeat, failAfter }
 }
 
-// WithMaxPending bounds the bytes waiting to be published to one node; a
-// Tell past it goes to dead letters with ErrBackpressure. The default is
+// WithMaxPending bounds the messages waiting to be published to one node;
+// a Tell past it goes to dead letters with ErrBackpressure. The default is
 // DefaultMaxPending.
-func WithMaxPending(bytes int) Option { return func(c *config) { c.maxPending = bytes } }
+func WithMaxPending(messages int) Option { return func(c *config) { c.maxPending = messages } }
 
 // Join connects sys to the cluster as the node called name and returns
 // once the node's subjects are subscribed and its first heartbeat sent.

@@ -29,12 +29,31 @@ type peer struct {
 	inWatches map[inWatch]struct{}      // the peer's actors watching this node's
 
 	mu       sync.Mutex
-	buf      []byte // the header and the frames to publish next
-	signaled bool   // the flusher has been woken for buf
-	closed   bool   // removed: nothing more is queued
+	out      []outFrame // what to encode and publish next, in the order queued
+	signaled bool       // the flusher has been woken for out
+	closed   bool       // removed: nothing more is queued
 	wakeup   chan struct{}
 
-	spare []byte // the flusher's
+	// The flusher's.
+	spare []outFrame
+	buf   []byte
+}
+
+// outFrame is a frame queued for a peer: a Tell stores the message and
+// returns, and the peer's flusher encodes it, off the sender's turn (whose
+// goroutine may be young, with a small stack to grow) and out of the lock.
+type outFrame struct {
+	kind       byte
+	signal     byte   // kindSignal
+	reason     byte   // kindTerminated, kindFail
+	to         string // the destination path
+	senderNode string // kindTell
+	senderPath string // kindTell; from of kindSignal
+	text       string // the actor of kindTerminated, the text of kindFail
+	msg        any
+	typeName   string
+	codec      Codec
+	trace      carrier
 }
 
 // watchKey is a watch by a local actor of the remote actor at path.
@@ -55,7 +74,7 @@ func (n *Node) newPeer(name string, instance uint64) *peer {
 		n: n, name: name, subject: n.prefix + "n." + name, gone: make(chan struct{}),
 		instance: instance, lastSeen: time.Now(),
 		proxies: make(map[string]*remoteActor), watches: make(map[watchKey]*remoteActor), inWatches: make(map[inWatch]struct{}),
-		buf: append(make([]byte, 0, 64<<10), n.header...), wakeup: make(chan struct{}, 1),
+		wakeup: make(chan struct{}, 1),
 	}
 	n.peers[name] = p
 	n.wg.Add(1)
@@ -95,28 +114,19 @@ func (p *peer) proxyBytes(path []byte) *remoteActor {
 	return p.proxy(string(path))
 }
 
-// queue appends one frame that put writes, after the frame's kind and
-// destination, to the batch for p, and wakes the flusher. It returns
-// ErrBackpressure past the node's bound, the peer's end reason once it is
-// removed, and put's error.
-func (p *peer) queue(kind byte, to string, put func(b []byte) ([]byte, error)) error {
+// queue queues f for p and wakes the flusher. It returns ErrBackpressure
+// past the node's bound, and the peer's end reason once it is removed.
+func (p *peer) queue(f outFrame) error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return p.goneErr
 	}
-	if len(p.buf) > p.n.maxPending {
+	if len(p.out) >= p.n.maxPending {
 		p.mu.Unlock()
-		return fmt.Errorf("%w %s: %d bytes", ErrBackpressure, p.name, p.n.maxPending)
+		return fmt.Errorf("%w %s: %d messages", ErrBackpressure, p.name, p.n.maxPending)
 	}
-	b, start := beginFrame(p.buf, kind, to)
-	b, err := put(b)
-	if err != nil {
-		p.buf = b[:start]
-		p.mu.Unlock()
-		return err
-	}
-	p.buf = endFrame(b, start)
+	p.out = append(p.out, f)
 	wake := !p.signaled
 	p.signaled = true
 	p.mu.Unlock()
@@ -129,53 +139,59 @@ func (p *peer) queue(kind byte, to string, put func(b []byte) ([]byte, error)) e
 	return nil
 }
 
-// tell queues a message frame, with ctx's trace when the System has a
-// Tracer.
+// tell queues a message, with ctx's trace when the System has a Tracer.
 func (p *peer) tell(ctx context.Context, to string, msg any, senderNode, senderPath string) error {
 	name, codec, ok := p.n.codecs.encoder(msg)
 	if !ok {
 		return fmt.Errorf("%w: %T", ErrUnknownType, msg)
 	}
-	var trace carrier
+	f := outFrame{kind: kindTell, to: to, msg: msg, senderNode: senderNode, senderPath: senderPath, typeName: name, codec: codec}
 	if p.n.sys.Tracer() != nil && ctx != nil {
 		c := new(carrier) // only when tracing: the Tracer keeps what it likes
 		p.n.sys.InjectContext(ctx, c)
-		trace = *c
+		f.trace = *c
 	}
-	return p.queue(kindTell, to, func(b []byte) ([]byte, error) {
-		b = appendStr(b, senderNode)
-		b = appendStr(b, senderPath)
-		b = appendStr(b, name)
-		b = appendTrace(b, trace)
-		b, err := codec.Append(b, msg)
-		if err != nil {
-			return b, fmt.Errorf("encode %T: %w", msg, err)
-		}
-		return b, nil
-	})
+	return p.queue(f)
 }
 
 func (p *peer) signal(to string, s actor.Signal, from string) error {
-	return p.queue(kindSignal, to, func(b []byte) ([]byte, error) {
-		return appendStr(append(b, byte(s)), from), nil
-	})
+	return p.queue(outFrame{kind: kindSignal, to: to, signal: byte(s), senderPath: from})
 }
 
 func (p *peer) terminated(watcher, path string, reason byte) error {
-	return p.queue(kindTerminated, watcher, func(b []byte) ([]byte, error) {
-		return append(appendStr(b, path), reason), nil
-	})
+	return p.queue(outFrame{kind: kindTerminated, to: watcher, text: path, reason: reason})
 }
 
 func (p *peer) fail(ask string, reason byte, text string) error {
-	return p.queue(kindFail, ask, func(b []byte) ([]byte, error) {
-		return appendStr(append(b, reason), text), nil
-	})
+	return p.queue(outFrame{kind: kindFail, to: ask, reason: reason, text: text})
 }
 
-// flusher publishes p's batches: whatever was queued while it published
-// the last one goes out as the next, so a busy destination gets many
-// frames per NATS message and an idle one is sent each frame at once.
+// encode appends f's frame to b.
+func encode(b []byte, f *outFrame) ([]byte, error) {
+	b, start := beginFrame(b, f.kind, f.to)
+	switch f.kind {
+	case kindTell:
+		b = appendStr(b, f.senderNode)
+		b = appendStr(b, f.senderPath)
+		b = appendStr(b, f.typeName)
+		b = appendTrace(b, f.trace)
+		var err error
+		if b, err = f.codec.Append(b, f.msg); err != nil {
+			return b[:start], fmt.Errorf("encode %T: %w", f.msg, err)
+		}
+	case kindSignal:
+		b = appendStr(append(b, f.signal), f.senderPath)
+	case kindTerminated:
+		b = append(appendStr(b, f.text), f.reason)
+	case kindFail:
+		b = appendStr(append(b, f.reason), f.text)
+	}
+	return endFrame(b, start), nil
+}
+
+// flusher encodes and publishes p's frames: whatever was queued while it
+// published the last batch goes out as the next, so a busy destination gets
+// many frames per NATS message and an idle one each frame at once.
 func (p *peer) flusher() {
 	defer p.n.wg.Done()
 	for {
@@ -194,78 +210,69 @@ func (p *peer) flusher() {
 func (p *peer) flush() {
 	n := p.n
 	p.mu.Lock()
-	buf := p.buf
-	if p.closed || len(buf) == len(n.header) {
-		p.signaled = false
-		p.mu.Unlock()
-		return
-	}
-	if p.spare == nil {
-		p.spare = make([]byte, 0, cap(buf))
-	}
-	p.buf = append(p.spare[:0], n.header...)
+	out := p.out
+	p.out, p.spare = p.spare[:0], nil
 	p.signaled = false
 	p.mu.Unlock()
-	n.publish(p, buf)
-	p.spare = buf
-}
-
-// publish sends batch to p, cut at frame boundaries into NATS messages of
-// at most maxBatch bytes; what fails to go out goes to dead letters.
-func (n *Node) publish(p *peer, batch []byte) {
-	if len(batch) <= n.maxBatch {
-		n.publishOne(p, batch)
+	if len(out) == 0 {
+		p.spare = out
 		return
 	}
-	chunk := append([]byte(nil), n.header...)
-	r := reader{b: batch[len(n.header):]}
-	for len(r.b) > 0 {
-		start := r.b
-		var f frame
-		if !r.next(&f) {
-			break // cannot happen: this node wrote it
-		}
-		raw := start[:len(start)-len(r.b)]
-		if len(chunk) > len(n.header) && len(chunk)+len(raw) > n.maxBatch {
-			n.publishOne(p, chunk)
-			chunk = append(chunk[:0], n.header...)
-		}
-		chunk = append(chunk, raw...)
+	if p.buf == nil {
+		p.buf = make([]byte, 0, 64<<10)
 	}
-	if len(chunk) > len(n.header) {
-		n.publishOne(p, chunk)
+	b := append(p.buf[:0], n.header...)
+	sent := 0 // out[:sent] are in b or published
+	for i := range out {
+		f := &out[i]
+		mark := len(b)
+		var err error
+		if b, err = encode(b, f); err != nil {
+			n.sys.Undelivered(actor.DeadLetter{Recipient: p.proxy(f.to).ref, Sender: n.resolveSlow(p, []byte(f.senderNode), []byte(f.senderPath)),
+				Message: f.msg, Reason: err})
+			continue
+		}
+		if len(b) > n.maxBatch && mark > len(n.header) {
+			// Publish what came before this frame, then start the next
+			// batch with it.
+			frame := append([]byte(nil), b[mark:]...)
+			n.publishOne(p, b[:mark], out[sent:i])
+			b = append(append(b[:0], n.header...), frame...)
+			sent = i
+		}
 	}
+	if len(b) > len(n.header) {
+		n.publishOne(p, b, out[sent:])
+	}
+	p.buf = b
+	clear(out) // the messages are no longer this node's to keep
+	p.spare = out
 }
 
-func (n *Node) publishOne(p *peer, batch []byte) {
+func (n *Node) publishOne(p *peer, batch []byte, frames []outFrame) {
 	if err := n.nc.Publish(p.subject, batch); err != nil {
-		n.undeliverable(p, batch, fmt.Errorf("publish to %s: %w", p.name, err))
+		n.undeliverable(p, frames, fmt.Errorf("publish to %s: %w", p.name, err))
 		return
 	}
 	n.batchesOut.Add(1)
 }
 
-// undeliverable sends the messages of a batch for p that did not go out to
-// dead letters with reason, and fails the Asks among them.
-func (n *Node) undeliverable(p *peer, batch []byte, reason error) {
-	r := reader{b: batch[len(n.header):]}
-	var f frame
-	for r.next(&f) {
+// undeliverable sends the messages among frames, which did not go out to
+// p, to dead letters with reason, and fails the Asks among them.
+func (n *Node) undeliverable(p *peer, frames []outFrame, reason error) {
+	for i := range frames {
+		f := &frames[i]
 		if f.kind != kindTell {
 			continue
 		}
-		msg, err := n.codecs.decode(f.typeName, f.payload)
-		if err != nil {
-			msg = err
-		}
-		if strings.HasPrefix(string(f.senderPath), askPrefix) && len(f.senderNode) == 0 {
-			n.answer(f.senderPath, askFailure{fmt.Errorf("%w: %w", actor.ErrStopped, reason)})
+		if f.senderNode == "" && strings.HasPrefix(f.senderPath, askPrefix) {
+			n.answer([]byte(f.senderPath), askFailure{fmt.Errorf("%w: %w", actor.ErrStopped, reason)})
 			continue
 		}
 		n.sys.Undelivered(actor.DeadLetter{
-			Recipient: p.proxy(string(f.to)).ref,
-			Sender:    n.resolveSlow(p, f.senderNode, f.senderPath),
-			Message:   msg,
+			Recipient: p.proxy(f.to).ref,
+			Sender:    n.resolveSlow(p, []byte(f.senderNode), []byte(f.senderPath)),
+			Message:   f.msg,
 			Reason:    reason,
 		})
 	}

@@ -13,86 +13,95 @@ import (
 	"github.com/loomrt/loom/actor"
 )
 
-// A receiving node starved of CPU (stopped outright) does not make its
-// sender's memory grow: the sender publishes at its own pace, the NATS
-// server buffers up to its per-client bound and then cuts the slow
-// consumer, and whatever the sender cannot publish past WithMaxPending goes
-// to dead letters. Once the receiver runs again it reconnects and answers.
+// A slow consumer does not make its sender's memory grow. A receiving node
+// starved of CPU (stopped outright): the sender publishes at its own pace,
+// and the NATS server buffers up to its per-client bound, then cuts the
+// slow consumer. A NATS server that stops reading: publishing blocks, the
+// messages waiting for the node reach WithMaxPending, and what comes past
+// it goes to dead letters. Once the stopped process runs again, the
+// receiver answers.
 func TestSlowConsumerBoundsSender(t *testing.T) {
 	if testing.Short() {
-		t.Skip("sends for 2 s")
+		t.Skip("sends for 2 s, twice")
 	}
-	ns := startNATSProcess(t)
-	const maxPending = 4 << 20
-	a := join(t, ns, "a", WithMaxPending(maxPending), WithFailureDetector(250*time.Millisecond, 30*time.Second))
-	c := startChild(t, ns, "", "slow")
-	waitMembers(t, a, "slow")
-	ref := a.Ref("slow", "/echo")
-	ask := func(timeout time.Duration) error {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		_, err := ref.Ask(ctx, "ping")
-		return err
-	}
-	if err := ask(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	var backpressure atomic.Int64
-	t.Cleanup(a.System().SubscribeDeadLetters(func(d actor.DeadLetter) {
-		if errors.Is(d.Reason, ErrBackpressure) {
-			backpressure.Add(1)
-		}
-	}))
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	baseline := ms.HeapInuse
-
-	if err := c.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	payload := make([]byte, 1024)
-	stop := make(chan struct{})
-	var sent atomic.Int64
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				for range 100 {
-					ref.Tell(payload)
-				}
-				sent.Add(100)
+	for _, stopped := range []string{"receiver", "nats"} {
+		t.Run(stopped, func(t *testing.T) {
+			ns := startNATSProcess(t)
+			const maxPending = 4096 // messages of 1 KiB
+			a := join(t, ns, "a", WithMaxPending(maxPending), WithFailureDetector(250*time.Millisecond, 30*time.Second))
+			c := startChild(t, ns, "", "slow")
+			waitMembers(t, a, "slow")
+			ref := a.Ref("slow", "/echo")
+			ask := func(timeout time.Duration) error {
+				ctx, cancel := context.WithTimeout(context.Background(), timeout)
+				defer cancel()
+				_, err := ref.Ask(ctx, "ping")
+				return err
 			}
-		}()
-	}
-	peak := baseline
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); {
-		time.Sleep(100 * time.Millisecond)
-		runtime.ReadMemStats(&ms)
-		peak = max(peak, ms.HeapInuse)
-	}
-	close(stop)
-	wg.Wait()
-	if err := c.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
-	growth := int64(peak) - int64(baseline)
-	t.Logf("sent %d KiB messages in 2 s to a stopped node; heap grew %d MiB at most; %d dead letters for backpressure; stats %+v",
-		sent.Load(), growth>>20, backpressure.Load(), a.Stats())
-	if growth > 64<<20 {
-		t.Errorf("heap grew %d MiB while the receiver was stopped; want bounded (< 64 MiB)", growth>>20)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for ask(time.Second) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the receiver did not answer 30 s after it resumed")
-		}
+			if err := ask(10 * time.Second); err != nil {
+				t.Fatal(err)
+			}
+			var backpressure atomic.Int64
+			t.Cleanup(a.System().SubscribeDeadLetters(func(d actor.DeadLetter) {
+				if errors.Is(d.Reason, ErrBackpressure) {
+					backpressure.Add(1)
+				}
+			}))
+			var ms runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			baseline := ms.HeapInuse
+
+			victim := c.cmd.Process
+			if stopped == "nats" {
+				victim = ns.proc.cmd.Process
+			}
+			if err := victim.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			stop := make(chan struct{})
+			var sent atomic.Int64
+			var wg sync.WaitGroup
+			for range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						for range 100 {
+							ref.Tell(make([]byte, 1024)) // each its own, as real messages are
+						}
+						sent.Add(100)
+					}
+				}()
+			}
+			peak := baseline
+			for end := time.Now().Add(2 * time.Second); time.Now().Before(end); {
+				time.Sleep(100 * time.Millisecond)
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapInuse)
+			}
+			close(stop)
+			wg.Wait()
+			if err := victim.Signal(syscall.SIGCONT); err != nil {
+				t.Fatal(err)
+			}
+			growth := int64(peak) - int64(baseline)
+			t.Logf("%s stopped: sent %d KiB messages in 2 s; heap grew %d MiB at most; %d dead letters for backpressure",
+				stopped, sent.Load(), growth>>20, backpressure.Load())
+			if growth > 64<<20 {
+				t.Errorf("heap grew %d MiB while the %s was stopped; want bounded (< 64 MiB)", growth>>20, stopped)
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for ask(time.Second) != nil {
+				if time.Now().After(deadline) {
+					t.Fatalf("the receiver did not answer 30 s after the %s resumed", stopped)
+				}
+			}
+		})
 	}
 }

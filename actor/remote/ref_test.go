@@ -311,6 +311,9 @@ func BenchmarkRemoteEcho(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(rounds*pairs*batch*2)/b.Elapsed().Seconds(), "msg/s")
+	if s := e.Stats(); s.BatchesReceived > 0 {
+		b.ReportMetric(float64(s.FramesReceived)/float64(s.BatchesReceived), "msg/batch")
+	}
 }
 
 func spawnB(b *testing.B, sys *actor.System, name string, f func(c *actor.Context, msg any)) actor.Ref {
