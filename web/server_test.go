@@ -82,17 +82,41 @@ func stopWithAStuckRequest(t *testing.T, app *web.App) error {
 	return err
 }
 
+// TestServerDefaults: the defaults docs/web.md states reach the server, by
+// their numbers: 10 s to read a request's head, 120 s idle, 1 MiB of
+// headers; and, for an engine, 30 s to write, 30 s for a body of at most
+// 10 MiB.
 func TestServerDefaults(t *testing.T) {
 	configured := make(chan *http.Server, 1)
 	app := newApp(t, web.WithServerConfig(func(s *http.Server) { configured <- s }))
 	_, stop := serveApp(t, app)
 	got := <-configured
-	if got.ReadHeaderTimeout != web.DefaultReadHeaderTimeout || got.IdleTimeout != web.DefaultIdleTimeout || got.MaxHeaderBytes != web.DefaultMaxHeaderBytes {
-		t.Errorf("got ReadHeaderTimeout %v IdleTimeout %v MaxHeaderBytes %d; want the defaults", got.ReadHeaderTimeout, got.IdleTimeout, got.MaxHeaderBytes)
+	if got.ReadHeaderTimeout != 10*time.Second || got.IdleTimeout != 120*time.Second || got.MaxHeaderBytes != 1<<20 {
+		t.Errorf("got ReadHeaderTimeout %v IdleTimeout %v MaxHeaderBytes %d; want 10s, 2m0s, %d", got.ReadHeaderTimeout, got.IdleTimeout, got.MaxHeaderBytes, 1<<20)
 	}
 	if err := stop(); err != nil {
 		t.Error(err)
 	}
+
+	var engine settingsEngine
+	app = newApp(t, web.WithEngine(&engine))
+	app.Post("/", func(w http.ResponseWriter, r *http.Request) error { return nil })
+	_, stop = serveApp(t, app)
+	_ = stop()
+	if s := engine.got; s.WriteTimeout != 30*time.Second || s.BodyTimeout != 30*time.Second || s.BodyLimit != 10<<20 {
+		t.Errorf("engine got WriteTimeout %v BodyTimeout %v BodyLimit %d; want 30s, 30s, %d", s.WriteTimeout, s.BodyTimeout, s.BodyLimit, 10<<20)
+	}
+}
+
+// settingsEngine records the settings an App gives its engine, and serves
+// nothing.
+type settingsEngine struct{ got web.EngineSettings }
+
+func (*settingsEngine) Name() string { return "settings" }
+
+func (e *settingsEngine) NewServer(_ *http.Server, s web.EngineSettings) (web.EngineServer, error) {
+	e.got = s
+	return nil, errors.New("settingsEngine serves nothing")
 }
 
 func TestListenError(t *testing.T) {
