@@ -40,6 +40,25 @@ func TestWriteTimeoutZeroRemovesIt(t *testing.T) {
 	}
 }
 
+// TestServerWriteTimeoutIsNetHTTPs: a WriteTimeout set through
+// WithServerConfig stays net/http's, a deadline for the whole response that
+// the App's WithWriteTimeout does not re-arm: a client reading 12 MiB at
+// 3 MiB/s, which takes seconds, gets part of it. (server.go, Serve's
+// srv.WriteTimeout <= 0.)
+func TestServerWriteTimeoutIsNetHTTPs(t *testing.T) {
+	const size = 12 << 20
+	app := newApp(t, web.WithWriteTimeout(time.Minute),
+		web.WithServerConfig(func(s *http.Server) { s.WriteTimeout = 300 * time.Millisecond }))
+	app.Get("/big", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := w.Write(make([]byte, size))
+		return err
+	})
+	url, _ := serveApp(t, app)
+	if got, took := webtest.ReadSlowly(t, url, "/big", 20*time.Millisecond); got >= size {
+		t.Errorf("GET /big: read %d bytes in %v; want the response cut by the server's 300ms WriteTimeout", got, took)
+	}
+}
+
 // hugeResponse writes 1 GiB, more than any socket buffer holds, and sends
 // its write's error (nil if all of it went) on handled.
 func hugeResponse(handled chan<- error) web.HandlerFunc {
