@@ -149,6 +149,16 @@ func TestHold(t *testing.T) {
 		t.Errorf("Hold outside an App: got err %v, a stop context that can end; want nil and one that never ends", err)
 	}
 	done()
+	// A HandlerFunc on another mux records its response in a writer of
+	// its own, which has no App. (app.go, Hold's rw.app == nil.)
+	web.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		outside, done, err = web.Hold(w)
+		return err
+	}).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+	if err != nil || outside.Done() != nil {
+		t.Errorf("Hold in a HandlerFunc outside an App: got err %v, a stop context that can end; want nil and one that never ends", err)
+	}
+	done()
 }
 
 // TestHoldWaitsForEveryHolder holds the App from two handlers: Shutdown
