@@ -252,3 +252,37 @@ func TestFormFromTheQueryAlone(t *testing.T) {
 		t.Errorf("GET /?q=loom: got %d %q; want 200 %q", rec.Code, rec.Body.String(), "loom")
 	}
 }
+
+// TestParseFormRefusesMalformedBodies: a malformed body is a 400, urlencoded
+// or multipart, on an App with the default limits and on one without a
+// body limit or timeout, whose bodies are not wrapped (body.go,
+// expiredBody's ok; form.go, ParseForm's r.Form != nil); and FormFile on a
+// body that is not multipart is the 400 of a missing file (form.go,
+// FormFile's ErrNotMultipart).
+func TestParseFormRefusesMalformedBodies(t *testing.T) {
+	tests := []struct {
+		name, contentType, body, path string
+		want                          string
+	}{
+		{"urlencoded", "application/x-www-form-urlencoded", "a=%zz", "/parse", "malformed form"},
+		{"multipart", "multipart/form-data; boundary=x", "--x\r\nnonsense", "/parse", "malformed form"},
+		{"a file from an urlencoded body", "application/x-www-form-urlencoded", "a=1", "/file", `form file "f" is required`},
+	}
+	for _, opts := range [][]web.AppOption{nil, {web.WithBodyLimit(0), web.WithBodyTimeout(0)}} {
+		app := newApp(t, opts...)
+		app.Post("/parse", func(w http.ResponseWriter, r *http.Request) error { return web.ParseForm(r) })
+		app.Post("/file", func(w http.ResponseWriter, r *http.Request) error {
+			_, _, err := web.FormFile(r, "f")
+			return err
+		})
+		for _, tt := range tests {
+			req := httptest.NewRequest("POST", tt.path, strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", tt.contentType)
+			rec := httptest.NewRecorder()
+			app.ServeHTTP(rec, req)
+			if rec.Code != http.StatusBadRequest || !strings.HasPrefix(rec.Body.String(), tt.want) {
+				t.Errorf("%s, %d options: got %d %q; want 400 %s", tt.name, len(opts), rec.Code, rec.Body.String(), tt.want)
+			}
+		}
+	}
+}
