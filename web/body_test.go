@@ -521,3 +521,35 @@ func TestBodyTimeoutZeroSetsNoDeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyReadErrorsAnswers: what a failed body read answers, as the
+// handler returns its error. A malformed chunk is a 400, under the App's
+// body timeout too (body.go, Read's errors.Is(err, os.ErrDeadlineExceeded);
+// malformed). A body cut by the server's own ReadTimeout, to which the App
+// leaves the deadline, is neither the App's body timeout (408) nor a
+// malformed body: it is the 500 of any other error (Read's b.timeout > 0;
+// malformed's net.Error).
+func TestBodyReadErrorsAnswers(t *testing.T) {
+	read := func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.ReadAll(r.Body)
+		return err
+	}
+	app := newApp(t)
+	app.Post("/", read)
+	url, _ := serveApp(t, app)
+	if got := rawStatus(t, strings.TrimPrefix(url, "http://"), "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"); !strings.HasPrefix(got, "HTTP/1.1 400 ") {
+		t.Errorf("a malformed chunk: got %q; want 400", got)
+	}
+
+	app = newApp(t, web.WithServerConfig(func(s *http.Server) { s.ReadTimeout = bodyTimeout }))
+	app.Post("/", read)
+	url, _ = serveApp(t, app)
+	c := webtest.Dial(t, url)
+	if _, err := io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc"); err != nil {
+		t.Fatal(err)
+	}
+	// The client withholds the rest of the body.
+	if line, err := bufio.NewReader(c).ReadString('\n'); !strings.HasPrefix(line, "HTTP/1.1 500 ") {
+		t.Errorf("a body cut by the server's ReadTimeout: got %q, %v; want 500", line, err)
+	}
+}
