@@ -8,8 +8,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"net/textproto"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loomrt/loom/web"
 )
@@ -338,5 +342,50 @@ func TestCompressFlush(t *testing.T) {
 		if got := decoded(t, rec); len(got) != tt.size {
 			t.Errorf("GET %s: %d bytes after decoding; want %d", tt.target, len(got), tt.size)
 		}
+	}
+}
+
+// TestCompressPassesEarlyHints: an informational status (103 Early Hints)
+// goes out at once, ahead of a compressed body that is still to be
+// written; the handler waits until the client has seen it. (compress.go,
+// WriteHeader's status < 200.)
+func TestCompressPassesEarlyHints(t *testing.T) {
+	seen := make(chan struct{})
+	app := newApp(t)
+	app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Link", "</style.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		select {
+		case <-seen:
+		case <-time.After(20 * time.Second):
+			return web.Errorf(http.StatusGatewayTimeout, "the client saw no 103 in 20s")
+		}
+		_, err := io.WriteString(w, strings.Repeat("a", 2*web.MinCompressSize))
+		return err
+	}, web.WithDecorators(web.Compress))
+	url, _ := serveApp(t, app)
+	req, err := http.NewRequest(http.MethodGet, url+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept-Encoding", "gzip")
+	var hints []int
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		Got1xxResponse: func(code int, _ textproto.MIMEHeader) error {
+			if hints = append(hints, code); len(hints) == 1 {
+				close(seen)
+			}
+			return nil
+		},
+	}))
+	tr := &http.Transport{DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if enc := resp.Header.Get("Content-Encoding"); resp.StatusCode != http.StatusOK || enc != "gzip" || !slices.Equal(hints, []int{103}) {
+		t.Errorf("got 1xx %v, then %d with Content-Encoding %q; want [103], then 200 gzip", hints, resp.StatusCode, enc)
 	}
 }
