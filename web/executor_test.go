@@ -316,3 +316,25 @@ func TestExecutorFromEnvAtNew(t *testing.T) {
 		t.Error("a bad fallback spec made an App; want an error")
 	}
 }
+
+// ranThenFailed is an executor that runs each task on the caller's
+// goroutine and then reports it rejected, as no loom executor does.
+type ranThenFailed struct{ loom.Executor }
+
+func (ranThenFailed) Run(ctx context.Context, t loom.Task) error {
+	t(ctx)
+	return loom.ErrRejected
+}
+
+// TestExecutorErrorAfterTheHandlerRan: an error from an executor that ran
+// the handler all the same adds nothing to the handler's response.
+// (route.go, ServeHTTP's ran.)
+func TestExecutorErrorAfterTheHandlerRan(t *testing.T) {
+	e := loom.Virtual()
+	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	app := newApp(t)
+	app.Get("/", text("ok"), web.WithExecutor(ranThenFailed{e}))
+	if rec := do(t, app, "GET", "/", ""); rec.Code != http.StatusOK || rec.Body.String() != "ok" {
+		t.Errorf("got %d %q; want 200 %q", rec.Code, rec.Body.String(), "ok")
+	}
+}
