@@ -1,6 +1,7 @@
 package load
 
 import (
+	"crypto/tls"
 	"net/http"
 	"time"
 )
@@ -9,7 +10,8 @@ import (
 type Target struct {
 	// Method is the request method; empty means GET.
 	Method string
-	// URL is an absolute http:// URL (https is not supported).
+	// URL is an absolute http:// or https:// URL. An https target is
+	// served over TLS (Config.TLS), speaking HTTP/1.1.
 	URL string
 	// Header is sent with the request; nil means no extra headers. Host,
 	// Content-Length and User-Agent are set by the generator unless given here.
@@ -68,6 +70,13 @@ type Config struct {
 	// Timeout bounds each request, and each connection attempt; zero means
 	// 30 s, negative means no timeout.
 	Timeout time.Duration
+
+	// TLS configures the connections to https:// targets; nil verifies the
+	// server's certificate against the system's roots. Its ServerName,
+	// when empty, is each target's host, and its NextProtos are replaced by
+	// HTTP/1.1 alone. Each connection makes a full handshake when it opens
+	// (no session resumption); keep-alive connections then reuse it.
+	TLS *tls.Config
 
 	// ExpectStatus reports whether a status code counts as served; nil means
 	// 2xx. See ParseStatus.

@@ -37,13 +37,17 @@ func (m *machineLimits) list() []string {
 }
 
 // dialFailed notes a failed connection attempt that the machine, not the
-// server, caused.
+// server, caused, or a TLS handshake the client refused.
 func (m *machineLimits) dialFailed(err error) {
 	switch {
 	case errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE):
 		m.note("fd", fmt.Sprintf("out of file descriptors (%s); raise it with ulimit -n", describeFileLimit()))
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
 		m.note("ports", fmt.Sprintf("out of local ports (%s); connect to more server addresses or widen the range", describePortRange()))
+	}
+	var handshake *handshakeError
+	if errors.As(err, &handshake) {
+		m.note("tls", handshake.Error()+" (counted as connect errors; Config.TLS, loom load's --cacert or --insecure set what to trust)")
 	}
 }
 

@@ -22,6 +22,8 @@ type request struct {
 	head       bool   // HEAD: the response has no body
 	replayable bool   // may go again on a new connection: see replayable
 	addr       string // host:port to dial
+	https      bool   // a TLS connection, to serverName
+	serverName string
 	name       string // "METHOD URL", for reports
 }
 
@@ -38,14 +40,18 @@ func buildRequest(t Target) (request, error) {
 	if err != nil {
 		return request{}, fmt.Errorf("%w: %w", ErrBadTarget, err)
 	}
-	if u.Scheme != "http" {
-		return request{}, fmt.Errorf("%w: %q: scheme must be http", ErrBadTarget, t.URL)
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return request{}, fmt.Errorf("%w: %q: scheme must be http or https", ErrBadTarget, t.URL)
 	}
 	if u.Host == "" {
 		return request{}, fmt.Errorf("%w: %q: no host", ErrBadTarget, t.URL)
 	}
 	port := u.Port()
-	if port == "" {
+	switch {
+	case port != "":
+	case u.Scheme == "https":
+		port = "443"
+	default:
 		port = "80"
 	}
 	var b strings.Builder
@@ -85,6 +91,8 @@ func buildRequest(t Target) (request, error) {
 		head:       method == http.MethodHead,
 		replayable: replayable(method, t.Header),
 		addr:       net.JoinHostPort(u.Hostname(), port),
+		https:      u.Scheme == "https",
+		serverName: u.Hostname(),
 		name:       method + " " + t.URL,
 	}, nil
 }

@@ -81,8 +81,9 @@ type Result struct {
 	Connects   int64 `json:"connects"`
 	Reconnects int64 `json:"reconnects"`
 
-	// Limits notes what the machine limited, such as file descriptors or
-	// local ports; empty when nothing did.
+	// Limits notes what limited the run on the client's side, such as file
+	// descriptors, local ports or a TLS handshake the client refused; empty
+	// when nothing did.
 	Limits []string `json:"limits,omitempty"`
 
 	hist *hdrhistogram.Histogram

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -35,6 +36,7 @@ type runner struct {
 	cfg          Config
 	reqs         []request
 	addrs        []string
+	addrTLS      []*tls.Config // per addrs entry: the TLS of its https targets; nil: cleartext
 	timeout      time.Duration // <= 0: none
 	expectStatus func(int) bool
 	expectBody   []byte
@@ -154,11 +156,16 @@ func newRunner(cfg Config) (*runner, error) {
 		if err != nil {
 			return nil, fmt.Errorf("target %d: %w", i+1, err)
 		}
-		idx, seen := addrIndex[req.addr]
+		key := req.addr
+		if req.https {
+			key = "https://" + req.serverName + "@" + req.addr
+		}
+		idx, seen := addrIndex[key]
 		if !seen {
 			idx = len(r.addrs)
-			addrIndex[req.addr] = idx
+			addrIndex[key] = idx
 			r.addrs = append(r.addrs, req.addr)
+			r.addrTLS = append(r.addrTLS, clientTLS(cfg.TLS, req))
 		}
 		req.addrIndex = idx
 		r.reqs = append(r.reqs, req)

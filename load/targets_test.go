@@ -53,7 +53,7 @@ DELETE	http://127.0.0.1:8080/todos/1
 		{"header name not a token", "GET http://a/\n  X Trace: 1\n", "line 2"},
 		{"header without a name", "GET http://a/\n  : 1\n", "line 2"},
 		{"missing file", "POST http://a/ @nope.json\n", "line 1"},
-		{"https", "GET https://a/\n", "line 1"},
+		{"ftp", "GET ftp://a/\n", "line 1"},
 		{"bad method", "G(T http://a/\n", "line 1"},
 	} {
 		_, err := ParseTargets(strings.NewReader(bad.in), dir)

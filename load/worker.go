@@ -68,7 +68,8 @@ func (w *worker) connect(i int) failure {
 	case <-r.ctx.Done():
 		return aborted
 	}
-	nc, err := r.dialer.DialContext(r.ctx, "tcp", r.addrs[r.reqs[i].addrIndex])
+	idx := r.reqs[i].addrIndex
+	nc, err := dial(r.ctx, &r.dialer, r.addrs[idx], r.addrTLS[idx])
 	<-r.dialSlots
 	if err != nil {
 		if r.stopped.Load() {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +39,8 @@ type loadFlags struct {
 	expectStatus string
 	expectBody   string
 	output       string
+	caCert       string
+	insecure     bool
 }
 
 // newLoadCmd builds `loom load` and its `merge` subcommand.
@@ -45,7 +49,7 @@ func newLoadCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "load [flags] URL...",
 		Short: "Load an HTTP server (closed loop like wrk, or open loop at a fixed rate)",
-		Long: "Send HTTP/1.1 requests over keep-alive connections and report throughput, latency\n" +
+		Long: "Send HTTP/1.1 requests over keep-alive connections (TLS for https:// URLs) and report throughput, latency\n" +
 			"percentiles (HDR histogram), status codes and errors by kind.\n\n" +
 			"Closed loop (default): -c connections, each sending its next request when the previous\n" +
 			"response arrives. Open loop (--rate): requests start on a fixed schedule whatever the\n" +
@@ -56,6 +60,7 @@ func newLoadCmd() *cobra.Command {
 			"  loom load --phases 500:10s,2000:10s,500:10s http://127.0.0.1:8080/\n" +
 			"  loom load -n 10000 -c 10000 --timeout 60s http://127.0.0.1:8080/\n" +
 			"  loom load -m POST -H 'Content-Type: application/json' --body '{\"title\":\"x\"}' http://127.0.0.1:8080/todos\n" +
+			"  loom load --cacert ca.pem -c 64 -d 10s https://127.0.0.1:8443/\n" +
 			"  loom load --targets mix.txt -d 10s -o json > a.json\n" +
 			"  loom load merge a.json b.json",
 		Args: cobra.ArbitraryArgs,
@@ -87,6 +92,8 @@ func bindLoadFlags(cmd *cobra.Command, f *loadFlags) {
 	fl.StringVar(&f.expectStatus, "expect-status", "2xx", `status codes that count as served, e.g. "200", "2xx", "200,201", "200-399"`)
 	fl.StringVar(&f.expectBody, "expect-body", "", "substring the body must hold to count as served")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	fl.StringVar(&f.caCert, "cacert", "", "https://: trust the CA certificates in this PEM file (default: the system's roots)")
+	fl.BoolVarP(&f.insecure, "insecure", "k", false, "https://: skip certificate verification (a loopback test server's self-signed certificate)")
 }
 
 // loadConfig turns flags and URLs into a load.Config.
@@ -106,12 +113,16 @@ func loadConfig(f loadFlags, urls []string, changed func(string) bool) (load.Con
 	if err := checkLoadFlags(f, changed); err != nil {
 		return cfg, err
 	}
+	var err error
 	if f.phases != "" {
 		phases, err := load.ParsePhases(f.phases)
 		if err != nil {
 			return cfg, fmt.Errorf("--phases: %w", err)
 		}
 		cfg.Phases = phases
+	}
+	if cfg.TLS, err = loadTLS(f); err != nil {
+		return cfg, err
 	}
 	if cfg.Requests == 0 && cfg.Duration == 0 && len(cfg.Phases) == 0 {
 		cfg.Duration = 10 * time.Second
@@ -178,6 +189,28 @@ func loadConfig(f loadFlags, urls []string, changed func(string) bool) (load.Con
 		cfg.Targets = append(cfg.Targets, load.Target{Method: f.method, URL: u, Header: header, Body: body})
 	}
 	return cfg, nil
+}
+
+// loadTLS returns the TLS configuration --cacert and --insecure ask for,
+// nil for neither (the system's roots).
+func loadTLS(f loadFlags) (*tls.Config, error) {
+	switch {
+	case f.caCert != "" && f.insecure:
+		return nil, errors.New("give --cacert or --insecure, not both")
+	case f.insecure:
+		return &tls.Config{InsecureSkipVerify: true}, nil
+	case f.caCert != "":
+		pem, err := os.ReadFile(f.caCert)
+		if err != nil {
+			return nil, fmt.Errorf("--cacert: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--cacert %s: no PEM certificate in it", f.caCert)
+		}
+		return &tls.Config{RootCAs: pool}, nil
+	}
+	return nil, nil
 }
 
 // checkLoadFlags refuses values that would otherwise mean something other

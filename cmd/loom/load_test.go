@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -111,7 +112,10 @@ func TestLoadCommandErrors(t *testing.T) {
 		{[]string{"--pipeline", "4", "--rate", "10", "http://x/"}, "--pipeline is for the closed loop"},
 		{[]string{"--pipeline", "4", "http://x/", "http://y/"}, "one connection"},
 		{[]string{"--targets", "/nonexistent/file", "-n", "1"}, "targets"},
-		{[]string{"https://x/"}, "scheme"},
+		{[]string{"ftp://x/"}, "scheme"},
+		{[]string{"--cacert", "/nonexistent/ca.pem", "https://x/"}, "--cacert"},
+		{[]string{"--cacert", notResult, "https://x/"}, "no PEM certificate"},
+		{[]string{"--cacert", notResult, "-k", "https://x/"}, "not both"},
 		{[]string{"--targets", "t.txt", "-m", "POST"}, "drop -m"},
 		{[]string{"-n", "2", "http://127.0.0.1:1/"}, "no request served"},
 		{[]string{"merge", "/nonexistent.json"}, "read result"},
@@ -121,6 +125,33 @@ func TestLoadCommandErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.mention) {
 			t.Errorf("loom load %v: %v; want an error mentioning %q", tc.args, err, tc.mention)
 		}
+	}
+}
+
+// TestLoadHTTPS drives a TLS server: trusting its CA by --cacert, or
+// skipping verification by -k, every request is served; trusting the
+// system's roots alone, none is, and the command says why.
+func TestLoadHTTPS(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil {
+			http.Error(w, "not over TLS", http.StatusBadRequest)
+			return
+		}
+		w.Write([]byte("Hello World!"))
+	}))
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644)
+	for _, args := range [][]string{{"--cacert", ca}, {"-k"}} {
+		out, err := execLoad(t, append(args, "-n", "20", "-c", "2", srv.URL)...)
+		if err != nil || !strings.Contains(out, "20 requests in") {
+			t.Errorf("loom load %v: err %v, output:\n%s\nwant 20 requests", args, err, out)
+		}
+	}
+	out, err := execLoad(t, "-n", "4", "-c", "2", srv.URL)
+	if err == nil || !strings.Contains(out+err.Error(), "tls handshake") {
+		t.Errorf("loom load without trusting the server: err %v, output:\n%s\nwant an error and the handshake's failure", err, out)
 	}
 }
 
