@@ -32,6 +32,7 @@ type Codecs struct {
 	mu     sync.Mutex
 	byType atomic.Pointer[map[reflect.Type]*entry]
 	byName atomic.Pointer[map[string]*entry]
+	protos atomic.Pointer[map[string]protoreflect.MessageType] // found in the registry, under mu
 }
 
 type entry struct {
@@ -44,6 +45,7 @@ func NewCodecs() *Codecs {
 	c := &Codecs{}
 	c.byType.Store(&map[reflect.Type]*entry{})
 	c.byName.Store(&map[string]*entry{})
+	c.protos.Store(&map[string]protoreflect.MessageType{})
 	c.mustRegister("string", "", stringCodec{})
 	c.mustRegister("bytes", []byte(nil), bytesCodec{})
 	return c
@@ -116,15 +118,37 @@ func (c *Codecs) decode(name []byte, data []byte) (any, error) {
 	if e := (*c.byName.Load())[string(name)]; e != nil {
 		return e.codec.Decode(data)
 	}
-	mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(name))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownType, name)
+	mt := (*c.protos.Load())[string(name)]
+	if mt == nil {
+		var err error
+		if mt, err = c.protoType(string(name)); err != nil {
+			return nil, fmt.Errorf("%w: %q", ErrUnknownType, name)
+		}
 	}
 	m := mt.New().Interface()
 	if err := proto.Unmarshal(data, m); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", name, err)
 	}
 	return m, nil
+}
+
+// protoType finds the protobuf message type of name in the global
+// registry and keeps it: the registry takes a lock per lookup.
+func (c *Codecs) protoType(name string) (protoreflect.MessageType, error) {
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(name))
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := *c.protos.Load()
+	next := make(map[string]protoreflect.MessageType, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[name] = mt
+	c.protos.Store(&next)
+	return mt, nil
 }
 
 type protoCodec struct{}

@@ -28,6 +28,8 @@ type peer struct {
 	watches   map[watchKey]*remoteActor // this node's actors watching the peer's
 	inWatches map[inWatch]struct{}      // the peer's actors watching this node's
 
+	inbound map[string]*remoteActor // the inbound goroutine's cache of proxies
+
 	mu       sync.Mutex
 	out      []outFrame // what to encode and publish next, in the order queued
 	signaled bool       // the flusher has been woken for out
@@ -74,7 +76,7 @@ func (n *Node) newPeer(name string, instance uint64) *peer {
 		n: n, name: name, subject: n.prefix + "n." + name, gone: make(chan struct{}),
 		instance: instance, lastSeen: time.Now(),
 		proxies: make(map[string]*remoteActor), watches: make(map[watchKey]*remoteActor), inWatches: make(map[inWatch]struct{}),
-		wakeup: make(chan struct{}, 1),
+		wakeup: make(chan struct{}, 1), inbound: make(map[string]*remoteActor),
 	}
 	n.peers[name] = p
 	n.wg.Add(1)
@@ -102,16 +104,21 @@ func (p *peer) proxy(path string) *remoteActor {
 	return a
 }
 
-// proxyBytes is proxy for a path read from a frame: no allocation when the
-// proxy exists.
+// proxyBytes is proxy for a path read from a frame, for the inbound
+// goroutine only: it keeps the proxies it found in a cache of its own, so a
+// known sender costs a map lookup, no lock and no allocation.
 func (p *peer) proxyBytes(path []byte) *remoteActor {
-	p.n.mu.Lock()
-	a := p.proxies[string(path)]
-	p.n.mu.Unlock()
-	if a != nil {
+	if a := p.inbound[string(path)]; a != nil && !a.ended.Load() {
 		return a
 	}
-	return p.proxy(string(path))
+	a := p.proxy(string(path))
+	if !strings.HasPrefix(a.path, askPrefix) {
+		if len(p.inbound) >= maxLocal {
+			clear(p.inbound)
+		}
+		p.inbound[a.path] = a
+	}
+	return a
 }
 
 // queue queues f for p and wakes the flusher. It returns ErrBackpressure

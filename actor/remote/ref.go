@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/loomrt/loom/actor"
 )
@@ -19,15 +20,15 @@ type remoteActor struct {
 	path  string
 	ref   actor.Ref
 	done  chan struct{}
-	ended bool // under n.mu: done is closed
+	ended atomic.Bool // done is closed; set under n.mu
 }
 
 var _ actor.Remote = (*remoteActor)(nil)
 
 // end closes done; the caller holds n.mu.
 func (a *remoteActor) end() {
-	if !a.ended {
-		a.ended = true
+	if !a.ended.Load() {
+		a.ended.Store(true)
 		close(a.done)
 	}
 }
