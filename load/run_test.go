@@ -382,7 +382,7 @@ func TestBadConfig(t *testing.T) {
 		{"pipeline in open loop", Config{Targets: []Target{{URL: "http://x/"}}, Pipeline: 2, Rate: 10}, ErrBadConfig},
 		{"pipeline with phases", Config{Targets: []Target{{URL: "http://x/"}}, Pipeline: 2, Phases: []Phase{{Rate: 1, Duration: 1}}}, ErrBadConfig},
 		{"pipeline to two addresses", Config{Targets: []Target{{URL: "http://x/"}, {URL: "http://y/"}}, Pipeline: 2}, ErrBadConfig},
-		{"https", Config{Targets: []Target{{URL: "https://x/"}}}, ErrBadTarget},
+		{"ftp", Config{Targets: []Target{{URL: "ftp://x/"}}}, ErrBadTarget},
 		{"no host", Config{Targets: []Target{{URL: "http:///x"}}}, ErrBadTarget},
 		{"bad method", Config{Targets: []Target{{Method: "G T", URL: "http://x/"}}}, ErrBadTarget},
 		{"bad header", Config{Targets: []Target{{URL: "http://x/", Header: http.Header{"X": {"a\r\nb"}}}}}, ErrBadTarget},
