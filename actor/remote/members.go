@@ -310,6 +310,7 @@ func (n *Node) remove(p *peer, reason error, kind EventKind) {
 		return
 	}
 	p.removed = true
+	p.goneErr = reason // before removed is seen unlocked: Signal reads it under n.mu
 	if n.peers[p.name] == p {
 		delete(n.peers, p.name)
 	}
@@ -329,7 +330,6 @@ func (n *Node) remove(p *peer, reason error, kind EventKind) {
 	}
 	n.mu.Unlock()
 
-	p.goneErr = reason
 	p.mu.Lock()
 	p.closed = true
 	pending := p.out

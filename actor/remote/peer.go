@@ -17,8 +17,8 @@ type peer struct {
 	n       *Node
 	name    string
 	subject string
-	gone    chan struct{} // closed by remove, after goneErr is set
-	goneErr error
+	gone    chan struct{} // closed by remove
+	goneErr error         // why; set under n.mu with removed, before gone closes
 
 	// Under n.mu.
 	instance  uint64 // 0 until heard from
