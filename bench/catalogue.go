@@ -29,6 +29,7 @@ func Catalogue() []*Scenario {
 	return []*Scenario{
 		caskAB(), caskSleep(), caskStatic(), caskTodo(), spring500ms(), cpuBound(), pinning(), overload(), stepLoad(), hello(), idleConns(),
 		actorEcho(),
+		teJSON(), tePlaintext(), teDB(), teQueriesScenario(), teFortunes(), teUpdates(), dbPoolScenario(),
 	}
 }
 

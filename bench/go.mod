@@ -11,6 +11,7 @@ replace (
 require (
 	github.com/chromedp/chromedp v0.23.1
 	github.com/go-echarts/go-echarts/v2 v2.6.7
+	github.com/jackc/pgx/v5 v5.13.0
 	github.com/loomrt/loom v0.0.0-00010101000000-000000000000
 	github.com/loomrt/loom/examples v0.0.0-00010101000000-000000000000
 	github.com/loomrt/loom/internal/harness v0.0.0-00010101000000-000000000000
@@ -28,7 +29,6 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/pgx/v5 v5.13.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/lesismal/llib v1.2.2 // indirect
 	github.com/lesismal/nbio v1.6.8 // indirect

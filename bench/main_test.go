@@ -79,7 +79,7 @@ func testCatalogue() []*Scenario {
 		})
 		return nil, nil
 	}
-	return []*Scenario{
+	return append([]*Scenario{
 		{
 			Name: "test-ok", Workload: "GET / answers with a marker", Full: tiny, Quick: tiny,
 			Limit: noLimit, Targets: get("/"), ExpectBody: "marker", Serve: marker,
@@ -203,7 +203,7 @@ func testCatalogue() []*Scenario {
 			},
 			Limit: noLimit, Targets: get("/"), ExpectBody: "Hello World!", Serve: serveSleep("/"),
 		},
-	}
+	}, dbTestScenarios()...)
 }
 
 // runTest runs the named test scenarios in child processes of this binary.

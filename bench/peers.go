@@ -30,6 +30,9 @@ func peerArgs(j job) []string {
 	if j.plan.MaxThreads > 0 {
 		args = append(args, "-max-threads", strconv.Itoa(j.plan.MaxThreads))
 	}
+	if d := j.scenario.Database; d != nil && d.Pool > 0 {
+		args = append(args, "-db-pool", strconv.Itoa(d.Pool))
+	}
 	if j.scenario.Peer == actorEchoPeer {
 		args = append(args, "-pairs", strconv.Itoa(j.plan.Connections))
 	}

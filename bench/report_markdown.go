@@ -40,6 +40,10 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 				fmt.Fprintf(ew, "\n> %s\n", note)
 			}
 		}
+		if db := databaseTable(sc.Runs); db != nil {
+			fmt.Fprintf(ew, "\nDatabase:\n\n")
+			writeMarkdownTable(ew, db)
+		}
 		if steps := stepRows(sc); steps != nil {
 			fmt.Fprintf(ew, "\n%s\n\n", stepDefinition)
 			writeMarkdownTable(ew, steps)

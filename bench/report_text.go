@@ -32,6 +32,10 @@ func WriteText(w io.Writer, r *Report) error {
 				fmt.Fprintf(ew, "   note: %s\n", note)
 			}
 		}
+		if db := databaseTable(sc.Runs); db != nil {
+			fmt.Fprintln(ew, "   database:")
+			writeTable(ew, "", db)
+		}
 		if steps := stepRows(sc); steps != nil {
 			fmt.Fprintf(ew, "   %s\n", stepDefinition)
 			writeTable(ew, "   ", steps)

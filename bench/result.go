@@ -128,6 +128,9 @@ type ModelRun struct {
 	// Steps says how the run settled after each change of rate; empty
 	// unless the plan has phases.
 	Steps []StepResult `json:"steps,omitempty"`
+	// Database is what a database scenario's median round did to
+	// PostgreSQL; nil for the others.
+	Database *DatabaseStats `json:"database,omitempty"`
 	// Load is the generator's full result: status counts, errors by kind,
 	// the encoded HDR histogram and the per-second timeline.
 	Load *load.Result `json:"load,omitempty"`

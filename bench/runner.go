@@ -234,7 +234,20 @@ func plan(opts Options) ([]job, []string, error) {
 			}
 		}
 	}
-	given, notes, err := assignModels(selected, opts)
+	var notes []string
+	if opts.Quick && len(opts.Scenarios) == 0 {
+		var out []string
+		selected = slices.DeleteFunc(slices.Clone(selected), func(s *Scenario) bool {
+			if s.LeaveOutOfQuick {
+				out = append(out, s.Name)
+			}
+			return s.LeaveOutOfQuick
+		})
+		if len(out) > 0 {
+			notes = append(notes, fmt.Sprintf("--quick leaves out %s; name them with --scenario to run their quick plans", joinAnd(out)))
+		}
+	}
+	given, leftOut, err := assignModels(selected, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -276,7 +289,7 @@ func plan(opts Options) ([]job, []string, error) {
 	if len(jobs) == 0 {
 		return nil, nil, fmt.Errorf("%w: no scenario and model to run", ErrNoRuns)
 	}
-	return jobs, notes, nil
+	return jobs, append(notes, leftOut...), nil
 }
 
 // assignModels checks Options.Models against the selected scenarios, before
@@ -365,14 +378,26 @@ func newScenarioResult(s *Scenario, p Plan, models []string) ScenarioResult {
 
 // runOne runs one scenario under one model: start the server, load it
 // while sampling it, stop it, and say what happened.
-func runOne(ctx context.Context, exe string, opts Options, j job, onProgress func(load.Progress)) ModelRun {
-	run := ModelRun{Model: j.model}
+func runOne(ctx context.Context, exe string, opts Options, j job, onProgress func(load.Progress)) (run ModelRun) {
+	run = ModelRun{Model: j.model}
 	dir, err := os.MkdirTemp("", "loom-bench-*")
 	if err != nil {
 		run.Status, run.Failure = StatusFailed, err.Error()
 		return run
 	}
 	defer os.RemoveAll(dir)
+	var db *runDatabase
+	if j.scenario.Database != nil {
+		if db, err = openDatabase(ctx); err != nil {
+			run.Status, run.Failure = StatusFailed, err.Error()
+			return run
+		}
+		defer func() {
+			if err := db.drop(context.WithoutCancel(ctx)); err != nil && run.Status != StatusFailed {
+				run.Status, run.Failure = StatusFailed, fmt.Sprintf("%v: drop schema %s: %v", ErrDatabase, db.schema, err)
+			}
+		}()
+	}
 
 	path, args := exe, serverArgs(opts, j, dir)
 	if IsPeer(j.model) {
@@ -382,6 +407,9 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 	if j.scenario.ServeModel == nil {
 		engine, spec := splitModel(j.model)
 		env = append(env, "LOOM_EXECUTOR="+spec, web.EngineEnv+"="+engine)
+	}
+	if db != nil {
+		env = append(env, DatabaseEnv+"="+db.url)
 	}
 	srv, err := startChild(ctx, path, args, env, startTimeout)
 	if err != nil {
@@ -397,9 +425,20 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 		run.Idle, held = holdIdle(ctx, srv, targets[0], p)
 		defer held.Close()
 	}
+	var verified Work // the database work the verifier's requests claim
+	if sc.TechEmpower != "" {
+		if verified, err = verifyTechEmpower(ctx, sc.TechEmpower, base, db); err != nil {
+			run.Status, run.Failure = StatusFailed, err.Error()
+			if serr := srv.Stop(); serr != nil {
+				run.Failure += "; stop: " + serr.Error()
+			}
+			return run
+		}
+	}
 	cfg := load.Config{
 		Targets:     targets,
 		Connections: p.Connections,
+		Pipeline:    p.Pipeline,
 		Rate:        p.Rate,
 		Phases:      p.Phases,
 		Requests:    p.Requests,
@@ -410,6 +449,9 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 	}
 	if sc.ExpectStatus != nil {
 		cfg.ExpectStatus = sc.ExpectStatus
+	}
+	if p.Rate > 0 || len(p.Phases) > 0 {
+		cfg.MaxConns = p.Connections
 	}
 	if len(p.Phases) > 0 {
 		// Goodput over time, from the counts the generator reports; Run
@@ -422,13 +464,21 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 		}
 	}
 
+	var warmServed int64
 	if p.Warmup > 0 {
 		warm := cfg
 		warm.Requests, warm.Duration, warm.Progress = 0, p.Warmup, nil
-		load.Run(ctx, warm) // unmeasured: a failing server shows in the measured window
+		// Unmeasured: a failing server shows in the measured window.
+		if res, _ := load.Run(ctx, warm); res != nil {
+			warmServed = res.Requests
+		}
 	}
 	if p.UnloadedRate > 0 {
 		run.Unloaded, run.UnloadedErrors = unloaded(ctx, cfg, p)
+	}
+	var stopWatch func() int
+	if db != nil {
+		stopWatch = db.watchConnections(ctx, 50*time.Millisecond)
 	}
 	sampling := startSampler(ctx, srv.cmd.Process.Pid, srv.metricsAddr, time.Now())
 	loadCtx, cancelLoad := context.WithCancel(ctx)
@@ -445,6 +495,10 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 	cancelLoad()
 	<-watchDone
 	run.Server = sampling.Stop()
+	peakConns := 0
+	if stopWatch != nil {
+		peakConns = stopWatch()
+	}
 	crashed, how := srv.crashed()
 	stopErr := srv.Stop()
 	if !crashed && srv.stderr.Died() {
@@ -486,6 +540,23 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 			run.Status, run.Failure = StatusErrors, describeErrors(res)
 		default:
 			run.Status = StatusOK
+		}
+	}
+	if db != nil && !crashed && ctx.Err() == nil {
+		stats := &DatabaseStats{PeakConnections: peakConns, PeakWaiting: readPoolReport(dir)}
+		stats.Claimed = sc.Database.PerRequest.times(warmServed + res.Requests).plus(verified)
+		err := db.settle(ctx, 10*time.Second)
+		if err == nil {
+			stats.Seen, err = db.work(ctx)
+		}
+		if err != nil {
+			err = fmt.Errorf("%w: %w", ErrDatabase, err)
+		} else {
+			err = stats.check()
+		}
+		run.Database = stats
+		if err != nil {
+			run.Status, run.Failure = StatusFailed, err.Error()
 		}
 	}
 	return run

@@ -18,6 +18,24 @@ func modelsBy(jobs []job) map[string][]string {
 	return by
 }
 
+// withoutQuickNote returns notes without their first, which must say what
+// --quick leaves out unless named.
+func withoutQuickNote(t *testing.T, notes []string) []string {
+	t.Helper()
+	var out []string
+	for _, s := range Catalogue() {
+		if s.LeaveOutOfQuick {
+			out = append(out, s.Name)
+		}
+	}
+	want := "--quick leaves out " + joinAnd(out) + "; name them with --scenario to run their quick plans"
+	if len(notes) == 0 || notes[0] != want {
+		t.Errorf("notes %q; want the first %q", notes, want)
+		return notes
+	}
+	return notes[1:]
+}
+
 // TestPlanModelsGivenWithoutScenarios: with no scenario named, a scenario
 // leaves out the models it cannot serve, and is skipped when it serves
 // none, each with a note naming it and the model; the others run them all.
@@ -29,13 +47,14 @@ func TestPlanModelsGivenWithoutScenarios(t *testing.T) {
 	by := modelsBy(jobs)
 	for _, s := range Catalogue() {
 		want := []string{"nbio/virtual"}
-		if s.Name == "actor-echo" {
+		if s.Name == "actor-echo" || s.LeaveOutOfQuick {
 			want = nil
 		}
 		if !slices.Equal(by[s.Name], want) {
 			t.Errorf("%s runs %q; want %q", s.Name, by[s.Name], want)
 		}
 	}
+	notes = withoutQuickNote(t, notes)
 	if len(notes) != 1 || !strings.HasPrefix(notes[0], "actor-echo skipped: it serves none of the models given (") ||
 		!strings.Contains(notes[0], `"nbio/virtual"`) {
 		t.Errorf("notes %q; want one saying actor-echo was skipped, naming nbio/virtual", notes)
@@ -54,6 +73,7 @@ func TestPlanModelsGivenWithoutScenarios(t *testing.T) {
 	if got := by["hello"]; !slices.Equal(got, []string{"virtual"}) {
 		t.Errorf("hello runs %q; want virtual alone", got)
 	}
+	notes = withoutQuickNote(t, notes)
 	if len(notes) != 1 || !strings.HasPrefix(notes[0], "cask-ab, cask-sleep, ") ||
 		!strings.Contains(notes[0], " and idle-conns run without the models they cannot serve (") ||
 		!strings.Contains(notes[0], `"pinned"`) || strings.Contains(notes[0], "actor-echo") {
@@ -108,7 +128,7 @@ func TestPlanPeersFollowTheModelsRule(t *testing.T) {
 		`pinning skipped: it serves none of the models given (model "peer:gin": this scenario's peers are nethttp)`,
 		`actor-echo skipped: it serves none of the models given (model "peer:gin": this scenario's peers are protoactor and hollywood)`,
 	}
-	if !slices.Equal(notes, want) {
+	if notes = withoutQuickNote(t, notes); !slices.Equal(notes, want) {
 		t.Errorf("notes\n%q\nwant\n%q", notes, want)
 	}
 

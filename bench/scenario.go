@@ -56,6 +56,20 @@ type Scenario struct {
 	ExpectBody   string
 	ExpectStatus func(code int) bool
 
+	// TechEmpower, when not empty, names the TechEmpower test type the
+	// scenario runs ("db"): each server's answers are checked as the
+	// suite's verifier does (verifyTechEmpower) before its load, and one
+	// that fails is not loaded.
+	TechEmpower string
+	// Database, when not nil, gives each run a PostgreSQL schema of its
+	// own, seeded before the server starts and dropped after the run; the
+	// server finds it in DatabaseEnv. After the run the database's own
+	// counters must show the work the served requests claim.
+	Database *Database
+	// LeaveOutOfQuick keeps the scenario out of `loom bench --quick` unless
+	// it is named (--scenario): its quick plan exists for that.
+	LeaveOutOfQuick bool
+
 	// Serve mounts the scenario's routes on app, in the child process. dir
 	// is an empty directory the runner removes afterwards. The returned
 	// function, if any, runs after the app has shut down.
@@ -119,8 +133,13 @@ type Plan struct {
 	// that join Models when none are named (Options.Peers); the quick plans
 	// run bare net/http alone. Empty: all of the scenario's.
 	Peers []string `json:"peers,omitempty"`
-	// Connections is the number of client connections, all opened at once.
+	// Connections is the number of client connections, all opened at once;
+	// in an open loop (Rate), the most it may open (load.Config.MaxConns),
+	// 0 meaning load's default.
 	Connections int `json:"connections"`
+	// Pipeline, when above 1, is how many requests each connection sends
+	// at once (HTTP/1.1 pipelining, load.Config.Pipeline).
+	Pipeline int `json:"pipeline,omitempty"`
 	// Idle, when positive, is how many more keep-alive connections are
 	// opened before the load, each used for one request of the mix and
 	// then held idle until the run ends (fewer where file descriptors or

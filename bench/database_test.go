@@ -1,0 +1,258 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/loomrt/loom/web"
+)
+
+// needPostgres skips t when the database scenarios' server is unreachable.
+func needPostgres(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, postgresURL())
+	if err != nil {
+		t.Skipf("PostgreSQL unreachable (set %s to a reachable database): %v", PostgresEnv, err)
+	}
+	conn.Close(ctx)
+}
+
+func countRows(t *testing.T, conn *pgx.Conn, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := conn.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// TestDatabaseSchemaIsCreatedAndDropped: each run's schema holds the
+// seeded rows and nothing of an earlier run's, and is gone after drop.
+func TestDatabaseSchemaIsCreatedAndDropped(t *testing.T) {
+	needPostgres(t)
+	ctx := context.Background()
+	first, err := openDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, first.conn, "SELECT count(*) FROM "+first.schema+".world WHERE randomnumber BETWEEN 1 AND 10000"); n != worldRows {
+		t.Errorf("World rows in range: %d; want %d", n, worldRows)
+	}
+	if n := countRows(t, first.conn, "SELECT count(*) FROM "+first.schema+".fortune"); n != len(fortunes) {
+		t.Errorf("Fortune rows: %d; want %d", n, len(fortunes))
+	}
+	if _, err := first.conn.Exec(ctx, "INSERT INTO "+first.schema+".fortune VALUES (13, 'left by the first run')"); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	second, err := openDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.drop(ctx)
+	if second.schema == first.schema {
+		t.Fatalf("both runs used schema %s", first.schema)
+	}
+	if n := countRows(t, second.conn, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", first.schema); n != 0 {
+		t.Errorf("schema %s still exists after drop", first.schema)
+	}
+	if n := countRows(t, second.conn, "SELECT count(*) FROM "+second.schema+".fortune"); n != len(fortunes) {
+		t.Errorf("the second run's Fortune rows: %d; want %d (nothing of the first's)", n, len(fortunes))
+	}
+	if !strings.Contains(second.url, "search_path="+second.schema) || !strings.Contains(second.url, "application_name="+second.schema) {
+		t.Errorf("server URL %q; want the schema as search_path and application_name", second.url)
+	}
+}
+
+func TestDatabaseStatsCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		claimed, seen Work
+		mention       string
+	}{
+		{"exact", Work{WorldReads: 100}, Work{WorldReads: 100}, ""},
+		{"more seen", Work{WorldReads: 100, FortuneScans: 3}, Work{WorldReads: 120, FortuneScans: 4}, ""},
+		{"reads skipped", Work{WorldReads: 100}, Work{WorldReads: 99}, "99 World reads"},
+		{"updates need their own reads", Work{WorldReads: 10, WorldUpdates: 10}, Work{WorldReads: 10, WorldUpdates: 10}, "20 claimed"},
+		{"updates skipped", Work{WorldReads: 10, WorldUpdates: 10}, Work{WorldReads: 20, WorldUpdates: 5}, "5 World rows updated"},
+		{"fortunes cached", Work{FortuneScans: 50}, Work{FortuneScans: 1}, "1 Fortune reads"},
+	} {
+		err := DatabaseStats{Claimed: tc.claimed, Seen: tc.seen}.check()
+		switch {
+		case tc.mention == "" && err != nil:
+			t.Errorf("%s: %v; want none", tc.name, err)
+		case tc.mention != "" && (!errors.Is(err, ErrDatabase) || !strings.Contains(err.Error(), tc.mention)):
+			t.Errorf("%s: %v; want ErrDatabase mentioning %q", tc.name, err, tc.mention)
+		}
+	}
+}
+
+// dbTestScenarios are the test catalogue's database scenarios: the real
+// db, queries, updates and fortunes routes on a tiny plan, and servers that
+// break the rules the verifier or the database's count must catch.
+func dbTestScenarios() []*Scenario {
+	plan := Plan{Models: []string{"virtual"}, Connections: 4, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Timeout: 5 * time.Second}
+	tiny := func(name, test, path, marker string, per Work, serve ServeFunc) *Scenario {
+		return &Scenario{
+			Name: name, Workload: "TechEmpower " + test + " on a tiny plan", Full: plan, Quick: plan,
+			Limit: techEmpowerLimit, Targets: get(path), ExpectBody: marker, TechEmpower: test,
+			Database: &Database{PerRequest: per, Pool: 2}, Serve: serve,
+		}
+	}
+	// cached serves /db from a copy of World read once, by one scan.
+	cached := func(ctx context.Context, app *web.App, _ Plan, dir string) (func() error, error) {
+		pool, err := openPool(ctx, 2)
+		if err != nil {
+			return nil, err
+		}
+		rows, _ := pool.Query(ctx, "SELECT id, randomnumber FROM world")
+		copied, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ ID, N int32 }])
+		if err != nil {
+			pool.Close()
+			return nil, err
+		}
+		app.Get("/db", func(w http.ResponseWriter, _ *http.Request) error {
+			row := copied[randomWorld()-1]
+			return respond(w, "application/json", appendWorld(nil, row.ID, row.N))
+		})
+		return func() error { return pool.close(dir) }, nil
+	}
+	// batched reads a queries request's rows in one query.
+	batched := func(ctx context.Context, app *web.App, _ Plan, dir string) (func() error, error) {
+		pool, err := openPool(ctx, 2)
+		if err != nil {
+			return nil, err
+		}
+		app.Get("/queries", func(w http.ResponseWriter, r *http.Request) error {
+			ids := make([]int32, queriesParam(r))
+			for i := range ids {
+				ids[i] = randomWorld()
+			}
+			rows, _ := pool.Query(r.Context(), "SELECT id, randomnumber FROM world WHERE id = ANY($1)", ids)
+			found, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ ID, N int32 }])
+			if err != nil {
+				return err
+			}
+			byID := map[int32]int32{}
+			for _, f := range found {
+				byID[f.ID] = f.N
+			}
+			worlds := make([]world, len(ids))
+			for i, id := range ids {
+				worlds[i] = world{id, byID[id]}
+			}
+			return respond(w, "application/json", appendWorlds(worlds))
+		})
+		return func() error { return pool.close(dir) }, nil
+	}
+	// serverless answers /db by the rules but without a Server header.
+	serverless := func(ctx context.Context, app *web.App, p Plan, dir string) (func() error, error) {
+		pool, err := openPool(ctx, 2)
+		if err != nil {
+			return nil, err
+		}
+		app.Get("/db", func(w http.ResponseWriter, r *http.Request) error {
+			var id, n int32
+			if err := pool.QueryRow(r.Context(), selectWorld, randomWorld()).Scan(&id, &n); err != nil {
+				return err
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, err := w.Write(appendWorld(nil, id, n))
+			return err
+		})
+		return func() error { return pool.close(dir) }, nil
+	}
+	return []*Scenario{
+		tiny("test-db", "db", "/db", `"randomNumber"`, Work{WorldReads: 1}, serveTechEmpower("db", 2)),
+		tiny("test-queries", "queries", "/queries?queries=5", `"randomNumber"`, Work{WorldReads: 5}, serveTechEmpower("queries", 2)),
+		tiny("test-updates", "updates", "/updates?queries=5", `"randomNumber"`, Work{WorldReads: 5, WorldUpdates: 5}, serveTechEmpower("updates", 2)),
+		tiny("test-fortunes", "fortunes", "/fortunes", extraFortune, Work{FortuneScans: 1}, serveTechEmpower("fortunes", 2)),
+		tiny("test-db-cached", "db", "/db", `"randomNumber"`, Work{WorldReads: 1}, cached),
+		tiny("test-queries-batched", "queries", "/queries?queries=5", `"randomNumber"`, Work{WorldReads: 5}, batched),
+		tiny("test-db-no-server-header", "db", "/db", `"randomNumber"`, Work{WorldReads: 1}, serverless),
+	}
+}
+
+// TestRunDatabaseScenarios runs the database routes in real servers against
+// PostgreSQL: the honest ones pass the verifier and the database's count;
+// a server that caches rows or batches queries fails the count, one that
+// leaves out a required header fails the verifier and is not loaded; no
+// run leaves its schema behind.
+func TestRunDatabaseScenarios(t *testing.T) {
+	needPostgres(t)
+	conn, err := pgx.Connect(context.Background(), postgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	schemas := func() int {
+		return countRows(t, conn, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'loom\\_bench\\_%'")
+	}
+	before := schemas()
+	report := runTest(t, "test-db", "test-queries", "test-updates", "test-fortunes", "test-db-cached", "test-queries-batched", "test-db-no-server-header")
+	if after := schemas(); after != before {
+		t.Errorf("%d loom_bench_ schemas after the runs, %d before: a run left its schema", after, before)
+	}
+	for _, sc := range report.Scenarios {
+		run := sc.Runs[0]
+		switch sc.Name {
+		case "test-db", "test-queries", "test-updates", "test-fortunes":
+			if run.Status != StatusOK || run.Database == nil {
+				t.Errorf("%s: status %s (%s), database %+v; want ok with its figures", sc.Name, run.Status, run.Failure, run.Database)
+				continue
+			}
+			d := run.Database
+			if d.Seen.WorldReads+d.Seen.FortuneScans == 0 || d.PeakConnections == 0 || d.PeakConnections > 2 || d.PeakWaiting < 0 {
+				t.Errorf("%s: database %+v; want work seen, 1 or 2 connections and a pool report", sc.Name, d)
+			}
+		case "test-db-cached", "test-queries-batched":
+			if run.Status != StatusFailed || !strings.Contains(run.Failure, "the database saw") {
+				t.Errorf("%s: status %s (%s); want failed, the database having seen less than claimed", sc.Name, run.Status, run.Failure)
+			}
+		case "test-db-no-server-header":
+			if run.Status != StatusFailed || !strings.Contains(run.Failure, "no Server header") || run.Requests != 0 {
+				t.Errorf("%s: status %s (%s), %d served; want failed by the verifier, unloaded", sc.Name, run.Status, run.Failure, run.Requests)
+			}
+		}
+	}
+}
+
+// TestReportsShowTheDatabase: the text and Markdown reports give each
+// database run's connections, pool waits and work seen beside claimed, and
+// no such table where no run has them.
+func TestReportsShowTheDatabase(t *testing.T) {
+	r := &Report{Scenarios: []ScenarioResult{{Name: "db-pool", Runs: []ModelRun{
+		{Model: "virtual", Status: StatusOK, Database: &DatabaseStats{PeakConnections: 10, PeakWaiting: 391}},
+		{Model: "peer:chi", Status: StatusOK, Database: &DatabaseStats{PeakConnections: 16, PeakWaiting: -1,
+			Claimed: Work{WorldReads: 1000}, Seen: Work{WorldReads: 1004}}},
+	}}, {Name: "hello", Runs: []ModelRun{{Model: "virtual", Status: StatusOK}}}}}
+	for name, write := range map[string]func(*strings.Builder) error{
+		"text":     func(b *strings.Builder) error { return WriteText(b, r) },
+		"markdown": func(b *strings.Builder) error { return WriteMarkdown(b, r) },
+	} {
+		var b strings.Builder
+		if err := write(&b); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, want := range []string{"waiting in pool (peak)", "391", "1,004 / 1,000"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s report lacks %q:\n%s", name, want, out)
+			}
+		}
+		if n := strings.Count(out, "waiting in pool (peak)"); n != 1 {
+			t.Errorf("%s report has %d database tables; want 1 (hello has none)", name, n)
+		}
+	}
+}
