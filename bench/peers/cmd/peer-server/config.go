@@ -19,6 +19,7 @@ type config struct {
 	sleep       time.Duration
 	maxThreads  int // debug.SetMaxThreads; 0: the runtime's default
 	pairs       int // actor-echo's pairs of actors
+	dbPool      int // TechEmpower's database tests: the pool's connections
 	addr        string
 	metricsAddr string
 }
@@ -33,6 +34,7 @@ func parseConfig(args []string, usage io.Writer) (config, error) {
 	frameworkName := fs.String("framework", "nethttp", "framework serving the workload: nethttp, chi, gin or echo; protoactor or hollywood for actor-echo")
 	workloadName := fs.String("workload", "hello", "workload: hello, sleep (wait -sleep, then answer), block (hold the OS thread for -sleep, nethttp only) "+
 		"or actor-echo (GET /echo runs a pair of actors through 100 rounds of 50 messages, protoactor and hollywood only)")
+	dbPool := fs.Int("db-pool", 16, "db, queries, fortunes and updates: connections of the pgxpool, all opened at start")
 	pairs := fs.Int("pairs", 64, "actor-echo: how many pairs of actors echo; a request borrows one")
 	sleep := fs.Duration("sleep", 100*time.Millisecond, "how long the sleep and block workloads wait before answering")
 	maxThreads := fs.Int("max-threads", 0, "the process's OS thread limit (debug.SetMaxThreads); 0 keeps the runtime's")
@@ -65,6 +67,12 @@ func parseConfig(args []string, usage io.Writer) (config, error) {
 	if wl == actorEcho && !fw.actors() {
 		return config{}, fmt.Errorf("-workload actor-echo: served by protoactor and hollywood only, not %s", fw)
 	}
+	if fw.native() && wl != hello && !wl.techEmpower() {
+		return config{}, fmt.Errorf("-framework %s: serves hello and the TechEmpower workloads only, not %s", fw, wl)
+	}
+	if *dbPool < 1 {
+		return config{}, fmt.Errorf("-db-pool %d: want at least one", *dbPool)
+	}
 	if *pairs < 1 {
 		return config{}, fmt.Errorf("-pairs %d: want at least one", *pairs)
 	}
@@ -78,6 +86,7 @@ func parseConfig(args []string, usage io.Writer) (config, error) {
 		framework:   fw,
 		workload:    wl,
 		sleep:       *sleep,
+		dbPool:      *dbPool,
 		maxThreads:  *maxThreads,
 		pairs:       *pairs,
 		addr:        *addr,

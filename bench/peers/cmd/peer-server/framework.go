@@ -21,6 +21,8 @@ const (
 	echoServer
 	protoactorLib
 	hollywoodLib
+	fastHTTP
+	fiberApp
 )
 
 var frameworkNames = [...]string{
@@ -30,6 +32,8 @@ var frameworkNames = [...]string{
 	echoServer:    "echo",
 	protoactorLib: "protoactor",
 	hollywoodLib:  "hollywood",
+	fastHTTP:      "fasthttp",
+	fiberApp:      "fiber",
 }
 
 func parseFramework(s string) (framework, error) {
@@ -38,13 +42,18 @@ func parseFramework(s string) (framework, error) {
 			return framework(fw), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown framework %q (want nethttp, chi, gin, echo, protoactor or hollywood)", s)
+	return 0, fmt.Errorf("unknown framework %q (want nethttp, chi, gin, echo, fasthttp, fiber, protoactor or hollywood)", s)
 }
 
 func (f framework) String() string { return frameworkNames[f] }
 
 // actors reports whether f is an actor library, which serves actor-echo.
 func (f framework) actors() bool { return f == protoactorLib || f == hollywoodLib }
+
+// native reports whether f serves with a server of its own rather than as
+// an http.Handler (fasthttp, and fiber on it); such a framework serves the
+// hello and TechEmpower workloads.
+func (f framework) native() bool { return f == fastHTTP || f == fiberApp }
 
 // handler returns f's handler for GET / answering with w after d.
 func (f framework) handler(w workload, d time.Duration) http.Handler {

@@ -43,20 +43,35 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		appListener.Close()
 		return fmt.Errorf("listen -metrics-addr: %w", err)
 	}
-	var handler http.Handler
+	var app appServer
 	closeWorkload := func() error { return nil }
-	if cfg.workload == actorEcho {
+	switch {
+	case cfg.workload == actorEcho:
 		pairs, err := echo.New(cfg.framework.String(), cfg.pairs)
 		if err != nil {
 			appListener.Close()
 			metricsListener.Close()
 			return err
 		}
-		handler, closeWorkload = actorEchoHandler(pairs), pairs.Close
-	} else {
-		handler = cfg.framework.handler(cfg.workload, cfg.sleep)
+		app, closeWorkload = newServer(actorEchoHandler(pairs)), pairs.Close
+	case cfg.workload.techEmpower() || cfg.framework.native():
+		te := &teApp{}
+		if cfg.workload.techEmpower() {
+			if te, err = newTEApp(ctx, cfg.workload, cfg.dbPool); err != nil {
+				appListener.Close()
+				metricsListener.Close()
+				return err
+			}
+			closeWorkload = te.close
+		}
+		if cfg.framework.native() {
+			app = cfg.framework.nativeServer(cfg.workload, te)
+		} else {
+			app = newServer(cfg.framework.teHandler(cfg.workload, te))
+		}
+	default:
+		app = newServer(cfg.framework.handler(cfg.workload, cfg.sleep))
 	}
-	app := newServer(handler)
 	metrics := newServer(runtimestats.Handler())
 
 	// Writes to an *os.File are not buffered, so the line reaches the
@@ -92,17 +107,19 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 // serve runs srv on l until it is shut down; a shutdown is not an error.
-func serve(srv *http.Server, l net.Listener, name string) error {
-	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+func serve(srv appServer, l net.Listener, name string) error {
+	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve %s: %w", name, err)
 	}
 	return nil
 }
 
 // shutdown stops srv gracefully, and closes it outright when ctx ends first.
-func shutdown(ctx context.Context, srv *http.Server, name string) error {
+func shutdown(ctx context.Context, srv appServer, name string) error {
 	if err := srv.Shutdown(ctx); err != nil {
-		srv.Close()
+		if c, ok := srv.(interface{ Close() error }); ok {
+			c.Close()
+		}
 		return fmt.Errorf("shut down %s: %w", name, err)
 	}
 	return nil

@@ -14,7 +14,23 @@ const (
 	sleep                     // wait, then answer with a longer body
 	block                     // hold the OS thread in a system call, then answer (GET /block, nethttp only)
 	actorEcho                 // GET /echo runs a pair of actors (actor libraries only; see actorecho.go)
+	// TechEmpower's test types, each served at its name (GET /db, ...;
+	// see techempower.go).
+	teJSON
+	tePlaintext
+	teDB
+	teQueries
+	teFortunes
+	teUpdates
 )
+
+// teNames are the TechEmpower workloads' names, also their paths.
+var teNames = map[workload]string{
+	teJSON: "json", tePlaintext: "plaintext", teDB: "db", teQueries: "queries", teFortunes: "fortunes", teUpdates: "updates",
+}
+
+// techEmpower reports whether w is one of TechEmpower's test types.
+func (w workload) techEmpower() bool { return teNames[w] != "" }
 
 // Bodies are those of the Cask benchmarks in the seeds, so that the runner
 // checks peers and loom's own servers against the same marker.
@@ -35,10 +51,18 @@ func parseWorkload(s string) (workload, error) {
 	case "actor-echo":
 		return actorEcho, nil
 	}
-	return 0, fmt.Errorf("unknown workload %q (want hello, sleep, block or actor-echo)", s)
+	for w, name := range teNames {
+		if s == name {
+			return w, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown workload %q (want hello, sleep, block, actor-echo, or a TechEmpower test: json, plaintext, db, queries, fortunes, updates)", s)
 }
 
 func (w workload) String() string {
+	if name := teNames[w]; name != "" {
+		return name
+	}
 	switch w {
 	case sleep:
 		return "sleep"
