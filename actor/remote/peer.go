@@ -123,17 +123,35 @@ func (p *peer) proxyBytes(path []byte) *remoteActor {
 
 // queue queues f for p and wakes the flusher. It returns ErrBackpressure
 // past the node's bound, and the peer's end reason once it is removed.
-func (p *peer) queue(f outFrame) error {
+func (p *peer) queue(f *outFrame) error {
+	slot, err := p.reserve()
+	if err != nil {
+		return err
+	}
+	*slot = *f
+	p.commit()
+	return nil
+}
+
+// reserve locks p and returns the next frame to fill in, which commit
+// queues; or an error, with p unlocked. The frame is filled in place: a
+// sender's turn, often on a young goroutine, keeps no copy on its stack.
+func (p *peer) reserve() (*outFrame, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return p.goneErr
+		return nil, p.goneErr
 	}
 	if len(p.out) >= p.n.maxPending {
 		p.mu.Unlock()
-		return fmt.Errorf("%w %s: %d messages", ErrBackpressure, p.name, p.n.maxPending)
+		return nil, p.backpressure()
 	}
-	p.out = append(p.out, f)
+	p.out = append(p.out, outFrame{})
+	return &p.out[len(p.out)-1], nil
+}
+
+// commit unlocks p and wakes the flusher if it is not awake already.
+func (p *peer) commit() {
 	wake := !p.signaled
 	p.signaled = true
 	p.mu.Unlock()
@@ -143,34 +161,62 @@ func (p *peer) queue(f outFrame) error {
 		default:
 		}
 	}
+}
+
+//go:noinline
+func (p *peer) backpressure() error {
+	return fmt.Errorf("%w %s: %d messages", ErrBackpressure, p.name, p.n.maxPending)
+}
+
+// tell queues a message from sender.
+func (p *peer) tell(ctx context.Context, to string, msg any, sender actor.Ref) error {
+	node, path := p.n.address(sender)
+	return p.tellFrom(ctx, to, msg, node, path)
+}
+
+// tellFrom queues a message from the sender at path on node ("" for this
+// one), with ctx's trace when the System has a Tracer.
+func (p *peer) tellFrom(ctx context.Context, to string, msg any, senderNode, senderPath string) error {
+	name, codec, ok := p.n.codecs.encoder(msg)
+	if !ok {
+		return unknownType(msg)
+	}
+	var trace carrier
+	if p.n.sys.Tracer() != nil && ctx != nil {
+		trace = injectTrace(p.n.sys, ctx)
+	}
+	f, err := p.reserve()
+	if err != nil {
+		return err
+	}
+	f.kind, f.to, f.msg, f.senderNode, f.senderPath, f.typeName, f.codec, f.trace =
+		kindTell, to, msg, senderNode, senderPath, name, codec, trace
+	p.commit()
 	return nil
 }
 
-// tell queues a message, with ctx's trace when the System has a Tracer.
-func (p *peer) tell(ctx context.Context, to string, msg any, senderNode, senderPath string) error {
-	name, codec, ok := p.n.codecs.encoder(msg)
-	if !ok {
-		return fmt.Errorf("%w: %T", ErrUnknownType, msg)
-	}
-	f := outFrame{kind: kindTell, to: to, msg: msg, senderNode: senderNode, senderPath: senderPath, typeName: name, codec: codec}
-	if p.n.sys.Tracer() != nil && ctx != nil {
-		c := new(carrier) // only when tracing: the Tracer keeps what it likes
-		p.n.sys.InjectContext(ctx, c)
-		f.trace = *c
-	}
-	return p.queue(f)
+//go:noinline
+func unknownType(msg any) error { return fmt.Errorf("%w: %T", ErrUnknownType, msg) }
+
+// injectTrace returns ctx's trace as the System's Tracer writes it.
+//
+//go:noinline
+func injectTrace(sys *actor.System, ctx context.Context) carrier {
+	c := new(carrier)
+	sys.InjectContext(ctx, c)
+	return *c
 }
 
 func (p *peer) signal(to string, s actor.Signal, from string) error {
-	return p.queue(outFrame{kind: kindSignal, to: to, signal: byte(s), senderPath: from})
+	return p.queue(&outFrame{kind: kindSignal, to: to, signal: byte(s), senderPath: from})
 }
 
 func (p *peer) terminated(watcher, path string, reason byte) error {
-	return p.queue(outFrame{kind: kindTerminated, to: watcher, text: path, reason: reason})
+	return p.queue(&outFrame{kind: kindTerminated, to: watcher, text: path, reason: reason})
 }
 
 func (p *peer) fail(ask string, reason byte, text string) error {
-	return p.queue(outFrame{kind: kindFail, to: ask, reason: reason, text: text})
+	return p.queue(&outFrame{kind: kindFail, to: ask, reason: reason, text: text})
 }
 
 // encode appends f's frame to b.

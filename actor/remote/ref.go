@@ -39,18 +39,28 @@ func (a *remoteActor) Done() <-chan struct{} { return a.done }
 
 // Send queues msg for a's node. A Terminated is the news that a local actor
 // a watches has stopped.
+//
+// It runs on the sender's turn, often a young goroutine's first frames: it
+// keeps its frames small and leaves the encoding to the peer's flusher.
 func (a *remoteActor) Send(ctx context.Context, msg any, sender actor.Ref) error {
-	if t, ok := msg.(actor.Terminated); ok && t.Actor.Remote() == nil {
-		n := a.p.n
-		n.mu.Lock()
-		if a.p.inWatches != nil {
-			delete(a.p.inWatches, inWatch{target: t.Actor, watcher: a.ref})
-		}
-		n.mu.Unlock()
-		return a.p.terminated(a.path, t.Actor.Path(), reasonStopped)
+	if _, ok := msg.(actor.Terminated); ok {
+		return a.sendTerminated(msg.(actor.Terminated))
 	}
-	node, path := a.p.n.address(sender)
-	return a.p.tell(ctx, a.path, msg, node, path)
+	return a.p.tell(ctx, a.path, msg, sender)
+}
+
+//go:noinline
+func (a *remoteActor) sendTerminated(t actor.Terminated) error {
+	if t.Actor.Remote() != nil {
+		return nil // not news this node gives
+	}
+	n := a.p.n
+	n.mu.Lock()
+	if a.p.inWatches != nil {
+		delete(a.p.inWatches, inWatch{target: t.Actor, watcher: a.ref})
+	}
+	n.mu.Unlock()
+	return a.p.terminated(a.path, t.Actor.Path(), reasonStopped)
 }
 
 // address returns how a frame names sender: its node ("" for this one) and
@@ -128,7 +138,7 @@ func (a *remoteActor) Ask(ctx context.Context, msg any) (any, error) {
 		delete(n.asks, id)
 		n.askMu.Unlock()
 	}()
-	if err := a.p.tell(ctx, a.path, msg, "", askPrefix+strconv.FormatUint(id, 10)); err != nil {
+	if err := a.p.tellFrom(ctx, a.path, msg, "", askPrefix+strconv.FormatUint(id, 10)); err != nil {
 		n.sys.Undelivered(actor.DeadLetter{Recipient: a.ref, Message: msg, Reason: err})
 		return nil, err
 	}
