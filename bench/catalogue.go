@@ -251,8 +251,9 @@ func hello() *Scenario {
 		Name:     "hello",
 		Workload: "GET / returns \"Hello World!\"; 100 connections: the framework's own overhead",
 		Seed:     "Cask's minimal application; here to set loom's web package beside bare net/http, chi, gin and echo",
-		Changes: "100 connections for 4 s after a 1 s warm-up, on both engines, compared with the peer frameworks when they are " +
-			"built. --quick: 0.5 s after 0.1 s, virtual beside bare net/http.",
+		Changes: "100 connections for 4 s after a 1 s warm-up, on both engines and over TLS (std+tls/virtual: HTTP/1.1 over TLS " +
+			"on keep-alive connections), compared with the peer frameworks when they are built. --quick: 0.5 s after 0.1 s, " +
+			"virtual beside bare net/http.",
 		Peer:  "hello",
 		Full:  cpuPlan(helloModels(), false),
 		Quick: withPeers(cpuPlan([]string{"virtual"}, true), quickPeers),
@@ -284,9 +285,10 @@ func withPeers(p Plan, peers []string) Plan {
 }
 
 // helloModels measure the framework's overhead on each engine, with and
-// without a pool between the engine and the handler.
+// without a pool between the engine and the handler, and what TLS adds on
+// std (std+tls/virtual beside virtual).
 func helloModels() []string {
-	return []string{"virtual", "pool:16", "nbio/virtual", "nbio/pool:16"}
+	return []string{"virtual", "pool:16", "nbio/virtual", "nbio/pool:16", "std+tls/virtual"}
 }
 
 // pinningLimit: each blocked request holds a thread for the service time,

@@ -168,6 +168,17 @@ func testCatalogue() []*Scenario {
 			},
 		},
 		{
+			Name: "test-tls", Workload: "GET / says whether it came over TLS; the marker is TLS's", Full: one, Quick: one,
+			Limit: noLimit, Targets: get("/"), ExpectBody: "tls=true",
+			Serve: func(_ context.Context, app *web.App, _ Plan, _ string) (func() error, error) {
+				app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+					_, err := fmt.Fprintf(w, "tls=%v", r.TLS != nil)
+					return err
+				})
+				return nil, nil
+			},
+		},
+		{
 			Name: "test-own-models", Workload: "GET / names the model of its own vocabulary it serves, and LOOM_EXECUTOR; the marker is beta's",
 			Full: one, Quick: one, Limit: noLimit, Targets: get("/"), ExpectBody: "model=beta executor=pool:3;",
 			ServeModel: func(model string) (ServeFunc, error) {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -419,6 +420,11 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 
 	sc, p := j.scenario, j.plan
 	base := "http://" + srv.httpAddr
+	var clientTLS *tls.Config
+	if modelTLS(j.model) {
+		// The server's certificate is made for the run, on loopback.
+		base, clientTLS = "https://"+srv.httpAddr, &tls.Config{InsecureSkipVerify: true}
+	}
 	targets := sc.Targets(base)
 	if p.Idle > 0 {
 		var held *load.Held
@@ -444,6 +450,7 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 		Requests:    p.Requests,
 		Duration:    p.Duration,
 		Timeout:     p.Timeout,
+		TLS:         clientTLS,
 		ExpectBody:  []byte(sc.ExpectBody),
 		Progress:    onProgress,
 	}

@@ -128,6 +128,36 @@ func TestRunServesEachModelOnItsEngine(t *testing.T) {
 	}
 }
 
+// TestRunServesTLSModelsOverHTTPS: std+tls/virtual is served over TLS and
+// loaded as https://; virtual, in the same run, is not.
+func TestRunServesTLSModelsOverHTTPS(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := Run(t.Context(), Options{
+		Scenarios: []string{"test-tls"}, Models: []string{"std+tls/virtual", "virtual"}, Quick: true,
+		Executable: exe, Env: []string{serveEnv + "=1"}, Catalogue: testCatalogue(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := report.Scenarios[0].Runs
+	if len(runs) != 2 {
+		t.Fatalf("%d runs; want 2", len(runs))
+	}
+	if r := runs[0]; r.Model != "std+tls/virtual" || r.Status != StatusOK || r.Requests == 0 {
+		t.Errorf("std+tls/virtual: model %q status %s (%s); want ok, every body saying TLS", r.Model, r.Status, r.Failure)
+	}
+	if r := runs[1]; r.Status != StatusFailed || !strings.Contains(r.Failure, "body without the marker") {
+		t.Errorf("virtual: status %s (%s); want failed, no body saying TLS", r.Status, r.Failure)
+	}
+	if _, err := Run(t.Context(), Options{Models: []string{"nbio+tls/virtual"}, Catalogue: testCatalogue()}); !errors.Is(err, ErrBadModel) ||
+		!strings.Contains(err.Error(), "only std serves TLS") {
+		t.Errorf("Run(--models nbio+tls/virtual) = %v; want ErrBadModel saying only std serves TLS", err)
+	}
+}
+
 // TestRunHoldsIdleConnections: the idle connections are held through the
 // run, each costing std a goroutine and nbio none, and the report shows them.
 func TestRunHoldsIdleConnections(t *testing.T) {

@@ -124,6 +124,13 @@ func Serve(ctx context.Context, cfg ServeConfig, out io.Writer) (err error) {
 		defer os.RemoveAll(dir)
 	}
 
+	if modelTLS(cfg.Model) {
+		certFile, keyFile, err := writeCertificate(dir)
+		if err != nil {
+			return err
+		}
+		appOpts = append(appOpts, web.WithTLS(certFile, keyFile))
+	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// A short grace: the runner stops a server once its load has ended, and
 	// requests still in flight then are ones nobody waits for.
