@@ -64,10 +64,20 @@ func FindPeers(dir string) (string, error) {
 // outDir and returns the binary's path. It blocks for the build (seconds
 // when cached, a minute or so the first time).
 func BuildPeers(ctx context.Context, src, outDir string) (string, error) {
-	out := filepath.Join(outDir, "peer-server")
-	cmd := exec.CommandContext(ctx, "go", "build", "-C", src, "-o", out, "./cmd/peer-server")
+	return buildPeerCommand(ctx, src, outDir, "peer-server")
+}
+
+// BuildRemoteEcho builds bench/peers' remote-echo (the actor echo across
+// processes on each library's remote transport) as BuildPeers does.
+func BuildRemoteEcho(ctx context.Context, src, outDir string) (string, error) {
+	return buildPeerCommand(ctx, src, outDir, "remote-echo")
+}
+
+func buildPeerCommand(ctx context.Context, src, outDir, name string) (string, error) {
+	out := filepath.Join(outDir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-C", src, "-o", out, "./cmd/"+name)
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build peer-server: %w: %s", err, strings.TrimSpace(string(msg)))
+		return "", fmt.Errorf("build %s: %w: %s", name, err, strings.TrimSpace(string(msg)))
 	}
 	return out, nil
 }

@@ -83,6 +83,9 @@ func TestProtobufAcrossNodes(t *testing.T) {
 // A remote Tell allocates nothing beyond its codec: the frame is encoded
 // into the destination's batch, which is reused.
 func TestRemoteTellAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
 	ns := startNATS(t)
 	a := join(t, ns, "a", WithCodecs(seqCodecs(t)))
 	b := join(t, ns, "b", WithCodecs(seqCodecs(t)))

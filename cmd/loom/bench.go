@@ -52,7 +52,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.out, "out", "", "write results.json, report.md and report.html into this directory")
 	cmd.Flags().BoolVar(&f.peers, "peers", true, "also run peers (bench/peers: net/http, chi, gin, echo; protoactor-go, hollywood for actor-echo) where the source tree is present; "+
 		"beside --models, only when given, or name them there (peer:gin)")
-	cmd.AddCommand(newBenchCompareCmd(), newBenchReportCmd())
+	cmd.AddCommand(newBenchCompareCmd(), newBenchReportCmd(), newBenchRemoteEchoCmd())
 	return cmd
 }
 

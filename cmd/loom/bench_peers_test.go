@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -83,5 +84,32 @@ func TestBenchPeersDemandedMustBuild(t *testing.T) {
 		if strings.Contains(stderr, "runs, about") {
 			t.Errorf("loom bench %q without go started runs:\n%s", args, stderr)
 		}
+	}
+}
+
+// TestBenchRemoteEcho: `loom bench remote-echo` builds bench/peers'
+// remote-echo from the source tree and prints a row per library run.
+func TestBenchRemoteEcho(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds bench/peers' remote-echo")
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bench.FindPeers(wd); err != nil {
+		t.Skip(err)
+	}
+	root := newRootCmd()
+	var out, errOut strings.Builder
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs([]string{"bench", "remote-echo", "--libraries", "loom", "--pairs", "2", "--warmup", "100ms",
+		"--duration", "300ms", "--ask-rate", "50", "--ask-for", "200ms"})
+	if err := root.Execute(); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(out.String(), "msg/s") || !strings.Contains(out.String(), "\nloom ") {
+		t.Errorf("output:\n%s\nwant a header and a loom row", out.String())
 	}
 }

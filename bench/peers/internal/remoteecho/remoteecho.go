@@ -145,7 +145,9 @@ func start(name string, env ...string) (*process, error) {
 		return nil, err
 	}
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), env...)
+	// The protobuf runtime's warning about protoactor-go's and hollywood's
+	// clashing file names, printed by this process already, once is enough.
+	cmd.Env = append(append(os.Environ(), "GOLANG_PROTOBUF_REGISTRATION_CONFLICT=ignore"), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
