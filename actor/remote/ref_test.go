@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/actor"
 )
 
@@ -322,4 +323,26 @@ func spawnB(b *testing.B, sys *actor.System, name string, f func(c *actor.Contex
 		b.Fatal(err)
 	}
 	return r
+}
+
+// What arrives from another node runs on the receiving actor's dispatcher,
+// whose executor LOOM_EXECUTOR_<NAME> switches as for local messages.
+func TestRemoteMessagesRunOnTheActorsDispatcher(t *testing.T) {
+	t.Setenv("LOOM_EXECUTOR_BLOCKING", "threads:3")
+	ns := startNATS(t)
+	a, b := join(t, ns, "a"), join(t, ns, "b")
+	if _, err := b.System().Spawn(actor.Props{Name: "echo", Dispatcher: "blocking", New: func() actor.Actor { return actor.ReceiveFunc(echo) }}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range 10 {
+		if _, err := a.Ref("b", "/echo").Ask(ctx, "hi"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, ok := b.System().DispatcherStats("blocking")
+	if !ok || st.Kind != loom.KindThreads || st.Workers != 3 || st.Completed == 0 {
+		t.Errorf("blocking dispatcher stats %+v, %v; want threads:3 with turns completed", st, ok)
+	}
 }
