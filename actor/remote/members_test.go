@@ -189,9 +189,11 @@ func TestKilledNodeIsDownWithinBound(t *testing.T) {
 	if !errors.Is(term.Reason, ErrNodeDown) || term.Actor != ref {
 		t.Errorf("Terminated %+v; want %v with ErrNodeDown", term, ref)
 	}
+	// The bound holds from the last heartbeat handled; on a machine busy
+	// enough to delay the handling, the margin absorbs the delay.
 	bound := DefaultFailAfter + DefaultHeartbeat
-	if took > bound+500*time.Millisecond {
-		t.Errorf("Terminated %v after the kill; want within %v", took, bound)
+	if took > bound+time.Second || took < DefaultFailAfter-DefaultHeartbeat {
+		t.Errorf("Terminated %v after the kill; want within %v (and no sooner than the silence allowed)", took, bound)
 	}
 	t.Logf("Terminated %v after SIGKILL", took)
 	if err := recv(t, asked); !errors.Is(err, ErrNodeDown) {
