@@ -39,7 +39,8 @@
 // decorators) — fits all three: given at a wider level it is the default of
 // the narrower ones. An option given where it does not fit fails to
 // compile. JSON and ReadJSON take JSONOptions, Files FilesOptions. WithTLS
-// serves HTTPS, with HTTP/2 by ALPN; WithH2C adds cleartext HTTP/2. Prometheus metrics
+// serves HTTPS, with HTTP/2 by ALPN; WithH2C adds cleartext HTTP/2;
+// WithProbes serves /livez and /readyz. Prometheus metrics
 // (web/metrics), WebSockets (web/websocket) and the event-loop connection
 // engine (web/nbio, chosen by LOOM_ENGINE=nbio or WithEngine) are
 // sub-packages, linked only by programs that import them. The guide is docs/web.md.
