@@ -2,11 +2,14 @@ package web_test
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"slices"
@@ -16,11 +19,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
 )
 
 // probesChild makes the test binary the server of
-// TestReadyzInAProcessThatRunsShortOfThreads.
+// TestReadyzInAServerProcess.
 const probesChild = "LOOM_WEB_PROBES_CHILD"
 
 // serveProbes is the child: an App with probes and a one-second shutdown
@@ -47,9 +51,25 @@ func serveProbes() {
 			}
 		})
 	}
+	// The readiness check "flag" fails while the file the parent names
+	// exists; GET /slow holds the one slot of a critical executor for a
+	// second.
+	flag := os.Getenv(probesChild)
 	app, err := web.New(web.WithProbes(), web.WithShutdownDelay(time.Second), web.WithDecorators(hold),
+		web.WithReadyCheck("flag", func(context.Context) error {
+			if _, err := os.Stat(flag); err == nil {
+				return errors.New("flag file present")
+			}
+			return nil
+		}),
 		web.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))))
 	if err == nil {
+		slot := loom.Limit(1, loom.WithQueue(0), loom.WithName("slot"))
+		defer slot.Shutdown(context.Background())
+		app.Get("/slow", func(w http.ResponseWriter, r *http.Request) error {
+			time.Sleep(time.Second)
+			return nil
+		}, web.WithExecutor(slot), web.WithCritical())
 		err = app.Run("127.0.0.1:0")
 	}
 	if err != nil {
@@ -59,12 +79,13 @@ func serveProbes() {
 	os.Exit(0)
 }
 
-// TestReadyzInAProcessThatRunsShortOfThreads probes a real server process
-// in a loop: /readyz is 200; it turns 503 naming the threads while blocked
-// calls hold the process past its thread watch's mark, and 200 again once
-// they return; on SIGTERM it turns 503 while the listener still accepts,
-// then connections are refused and the process exits cleanly.
-func TestReadyzInAProcessThatRunsShortOfThreads(t *testing.T) {
+// TestReadyzInAServerProcess probes a real server process
+// in a loop: /readyz is 200; it turns 503 naming each cause while that
+// holds, and 200 again after: a user check that fails, a critical executor
+// that is full, blocked calls holding the process past its thread watch's
+// mark; on SIGTERM it turns 503 while the listener still accepts, then
+// connections are refused and the process exits cleanly.
+func TestReadyzInAServerProcess(t *testing.T) {
 	if os.Getenv(probesChild) != "" {
 		serveProbes()
 	}
@@ -72,7 +93,8 @@ func TestReadyzInAProcessThatRunsShortOfThreads(t *testing.T) {
 		t.Skip("starts a server process that blocks 160 threads")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
-	cmd.Env = append(os.Environ(), probesChild+"=1")
+	flag := filepath.Join(t.TempDir(), "not-ready")
+	cmd.Env = append(os.Environ(), probesChild+"="+flag)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +128,38 @@ func TestReadyzInAProcessThatRunsShortOfThreads(t *testing.T) {
 	if status, body, err := probe(url + "/readyz"); status != 200 {
 		t.Fatalf("GET /readyz at start: got %d %q %v; want 200", status, body, err)
 	}
+	waitReadyz := func(wantStatus int, wantText string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			status, body, err := probe(url + "/readyz")
+			if status == wantStatus && strings.Contains(body, wantText) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("GET /readyz: still %d %q %v after 30 s; want %d with %q", status, body, err, wantStatus, wantText)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitReadyz(503, "[-]flag failed: flag file present")
+	if err := os.Remove(flag); err != nil {
+		t.Fatal(err)
+	}
+	waitReadyz(200, "ok")
+
+	slow := make(chan int, 1)
+	go func() { status, _, _ := probe(url + "/slow"); slow <- status }()
+	waitReadyz(503, "[-]executor slot failed: full: 1 running, 0 queued")
+	if status := <-slow; status != 200 {
+		t.Errorf("GET /slow: got %d; want 200", status)
+	}
+	waitReadyz(200, "ok")
+
 	tripped := false
 	for held := 0; held < 180 && !tripped; held += 10 {
 		if status, _, err := probe(url + "/hold?n=10"); status != 200 {
