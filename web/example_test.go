@@ -231,3 +231,52 @@ func ExampleCompress() {
 	fmt.Println(rec.Header().Get("Content-Encoding"), rec.Body.Len() < 5000)
 	// Output: gzip true
 }
+
+func ExampleWithProbes() {
+	var databaseUp = true
+	app := web.MustNew(web.WithExecutor(loom.Virtual()),
+		web.WithProbes(), // GET /livez, GET /readyz
+		web.WithReadyCheck("database", func(ctx context.Context) error {
+			if !databaseUp {
+				return errors.New("connection refused")
+			}
+			return nil // a real check pings the pool: db.PingContext(ctx)
+		}))
+	defer app.Shutdown(context.Background())
+
+	probe := func(target string) {
+		rec := httptest.NewRecorder()
+		app.ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+		fmt.Print(rec.Code, "\n", rec.Body.String())
+	}
+	probe("/readyz")
+	databaseUp = false
+	probe("/readyz")
+	probe("/livez") // liveness does not follow dependencies
+	// Output:
+	// 200
+	// ok
+	// 503
+	// [+]shutdown ok
+	// [+]threads ok
+	// [-]database failed: connection refused
+	// readyz check failed
+	// 200
+	// ok
+}
+
+func ExampleWithTLS() {
+	// A PEM certificate chain and key, as cert-manager or a CA hands them out;
+	// HTTP/2 is offered by ALPN beside HTTP/1.1.
+	app, err := web.New(web.WithTLS("/etc/loom-example/tls.crt", "/etc/loom-example/tls.key"))
+	if err != nil {
+		fmt.Println(err) // names the file that cannot be read
+		return
+	}
+	app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.WriteString(w, "Hello over "+r.Proto)
+		return err
+	})
+	_ = app.Run(":8443")
+	// Output: web: TLS certificate: open /etc/loom-example/tls.crt: no such file or directory
+}
