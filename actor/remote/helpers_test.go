@@ -186,13 +186,20 @@ func (d *deadLetters) wait(t *testing.T, match func(actor.DeadLetter) bool) acto
 // it is killed.
 const childEnv = "LOOM_REMOTE_TEST_CHILD"
 
+// failAfterEnv sets the child node's failure bound (WithFailureDetector).
+const failAfterEnv = "LOOM_REMOTE_TEST_FAIL_AFTER"
+
 func runChild(name string) int {
 	sys, err := actor.NewSystem()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	n, err := Join(sys, name, WithCluster(os.Getenv("LOOM_REMOTE_TEST_CLUSTER")))
+	opts := []Option{WithCluster(os.Getenv("LOOM_REMOTE_TEST_CLUSTER"))}
+	if d, err := time.ParseDuration(os.Getenv(failAfterEnv)); err == nil {
+		opts = append(opts, WithFailureDetector(0, d))
+	}
+	n, err := Join(sys, name, opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -261,9 +268,9 @@ type child struct {
 
 // startChild starts node name in a child process on ns, in cluster, and
 // waits until it is ready.
-func startChild(t *testing.T, ns *natsServer, cluster, name string) *child {
+func startChild(t *testing.T, ns *natsServer, cluster, name string, env ...string) *child {
 	t.Helper()
-	return startProcess(t, childEnv+"="+name, EnvURL+"="+ns.url(), "LOOM_REMOTE_TEST_CLUSTER="+cluster)
+	return startProcess(t, append([]string{childEnv + "=" + name, EnvURL + "=" + ns.url(), "LOOM_REMOTE_TEST_CLUSTER=" + cluster}, env...)...)
 }
 
 // startProcess runs the test binary with env added, and waits for it to

@@ -29,7 +29,9 @@ func TestSlowConsumerBoundsSender(t *testing.T) {
 			ns := startNATSProcess(t)
 			const maxPending = 4096 // messages of 1 KiB
 			a := join(t, ns, "a", WithMaxPending(maxPending), WithFailureDetector(250*time.Millisecond, 30*time.Second))
-			c := startChild(t, ns, "", "slow")
+			// Both nodes allow a silence longer than the stop: a stalled
+			// server or a stopped process past the bound is a death.
+			c := startChild(t, ns, "", "slow", failAfterEnv+"=30s")
 			waitMembers(t, a, "slow")
 			ref := a.Ref("slow", "/echo")
 			ask := func(timeout time.Duration) error {
