@@ -72,7 +72,13 @@ type Tracer struct {
 	processing metric.Float64Histogram
 	errs       metric.Int64Counter
 
-	classes sync.Map // class → metric.MeasurementOption
+	classes sync.Map // class → *classInfo
+}
+
+// classInfo is what a message to one class of actor needs, made once.
+type classInfo struct {
+	name, send, process string
+	opt                 metric.MeasurementOption
 }
 
 var _ actor.Tracer = (*Tracer)(nil)
@@ -134,28 +140,31 @@ type received struct {
 // Send records the send's span, ended at once, and counts the message in
 // its recipient's mailbox.
 func (t *Tracer) Send(ctx context.Context, e actor.Envelope) context.Context {
-	class := Class(e.To.Path())
-	ctx, span := t.tracer.Start(ctx, "send "+class, producer)
+	class := t.class(e.To.Path())
+	ctx, span := t.tracer.Start(ctx, class.send, producer)
 	if span.IsRecording() {
-		span.SetAttributes(messagingAttrs(e, class, "send")...)
+		span.SetAttributes(messagingAttrs(e, class.name, "send")...)
 	}
 	span.End()
-	t.size.Add(ctx, 1, t.classOption(class))
+	if t.size.Enabled(ctx) {
+		t.size.Add(ctx, 1, class.opt)
+	}
 	return &sent{Context: ctx, at: time.Now()}
 }
 
 // Receive begins the receive's span, a child of the send's.
 func (t *Tracer) Receive(ctx context.Context, e actor.Envelope) context.Context {
-	class := Class(e.To.Path())
+	class := t.class(e.To.Path())
 	now := time.Now()
-	opt := t.classOption(class)
-	t.size.Add(ctx, -1, opt)
-	if s, ok := ctx.(*sent); ok {
-		t.wait.Record(ctx, now.Sub(s.at).Seconds(), opt)
+	if t.size.Enabled(ctx) {
+		t.size.Add(ctx, -1, class.opt)
 	}
-	ctx, span := t.tracer.Start(ctx, "process "+class, consumer)
+	if s, ok := ctx.(*sent); ok && t.wait.Enabled(ctx) {
+		t.wait.Record(ctx, now.Sub(s.at).Seconds(), class.opt)
+	}
+	ctx, span := t.tracer.Start(ctx, class.process, consumer)
 	if span.IsRecording() {
-		span.SetAttributes(messagingAttrs(e, class, "process")...)
+		span.SetAttributes(messagingAttrs(e, class.name, "process")...)
 	}
 	return &received{Context: ctx, at: now}
 }
@@ -164,11 +173,12 @@ func (t *Tracer) Receive(ctx context.Context, e actor.Envelope) context.Context 
 // records the processing time; for a message never received, it takes it
 // out of the mailbox's count.
 func (t *Tracer) Done(ctx context.Context, e actor.Envelope, failure any) {
-	class := Class(e.To.Path())
-	opt := t.classOption(class)
+	opt := t.class(e.To.Path()).opt
 	r, ok := ctx.(*received)
 	if !ok {
-		t.size.Add(ctx, -1, opt) // undelivered: left the mailbox unreceived
+		if t.size.Enabled(ctx) {
+			t.size.Add(ctx, -1, opt) // undelivered: left the mailbox unreceived
+		}
 		return
 	}
 	span := trace.SpanFromContext(ctx)
@@ -180,7 +190,9 @@ func (t *Tracer) Done(ctx context.Context, e actor.Envelope, failure any) {
 		}
 	}
 	span.End()
-	t.processing.Record(ctx, time.Since(r.at).Seconds(), opt)
+	if t.processing.Enabled(ctx) {
+		t.processing.Record(ctx, time.Since(r.at).Seconds(), opt)
+	}
 }
 
 // Inject writes ctx's trace context into carrier, for a transport.
@@ -207,13 +219,16 @@ func messagingAttrs(e actor.Envelope, class, op string) []attribute.KeyValue {
 	return kv
 }
 
-// classOption returns the measurement option of class, made once.
-func (t *Tracer) classOption(class string) metric.MeasurementOption {
-	if o, ok := t.classes.Load(class); ok {
-		return o.(metric.MeasurementOption)
+// class returns what a message to the actor at path needs: its class's
+// span names and measurement option, made once per class.
+func (t *Tracer) class(path string) *classInfo {
+	name := Class(path)
+	if c, ok := t.classes.Load(name); ok {
+		return c.(*classInfo)
 	}
-	o, _ := t.classes.LoadOrStore(class, metric.WithAttributeSet(attribute.NewSet(attribute.String("actor.class", class))))
-	return o.(metric.MeasurementOption)
+	c, _ := t.classes.LoadOrStore(name, &classInfo{name: name, send: "send " + name, process: "process " + name,
+		opt: metric.WithAttributeSet(attribute.NewSet(attribute.String("actor.class", name)))})
+	return c.(*classInfo)
 }
 
 // Class is the class of the actor at path, which spans and figures are

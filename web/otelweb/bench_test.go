@@ -15,6 +15,7 @@ import (
 
 	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/metrics"
 	"github.com/loomrt/loom/web/otelweb"
 )
 
@@ -37,12 +38,13 @@ func (d *discard) Write(p []byte) (int, error) {
 }
 
 // BenchmarkHelloOtel is the hello handler on an App without
-// instrumentation (bare); instrumented with WithRootSampling(0) (root0),
+// instrumentation (bare); with web/metrics' Prometheus collectors
+// observing it (prometheus), for comparison; instrumented with WithRootSampling(0) (root0),
 // with a tracer provider that samples nothing (never) and one that samples
 // every request into an exporter that drops the spans (always), each with
 // no meter or, -metrics, an SDK meter provider.
 func BenchmarkHelloOtel(b *testing.B) {
-	for _, variant := range []string{"bare", "root0", "never", "never-metrics", "always", "always-metrics"} {
+	for _, variant := range []string{"bare", "prometheus", "root0", "never", "never-metrics", "always", "always-metrics"} {
 		b.Run(variant, func(b *testing.B) {
 			app := helloApp(b, variant)
 			req := httptest.NewRequest(http.MethodGet, "/", nil)
@@ -93,6 +95,9 @@ func newHelloApp(variant string) (app *web.App, stop func(), err error) {
 	var opts []otelweb.Option
 	switch variant {
 	case "bare":
+		return app, stop, nil
+	case "prometheus":
+		app.Observe(metrics.New(app))
 		return app, stop, nil
 	case "root0":
 		opts = append(opts, otelweb.WithRootSampling(0), otelweb.WithTracerProvider(sdktrace.NewTracerProvider()))
