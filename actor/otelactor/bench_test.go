@@ -16,11 +16,12 @@ import (
 )
 
 // BenchmarkTellTraced is a Tell to an actor that counts, with no Tracer
-// (none), with otelactor and a tracer provider that samples nothing
-// (never), and one that samples every span into an exporter that drops
-// them (always); no meter.
+// (none); with otelactor, the message outside any trace (untraced); and
+// with WithRootSpans, so that each message has its spans, and a tracer
+// provider that samples nothing (never) or every span, into an exporter
+// that drops them (always). No meter.
 func BenchmarkTellTraced(b *testing.B) {
-	for _, variant := range []string{"none", "never", "always"} {
+	for _, variant := range []string{"none", "untraced", "never", "always"} {
 		b.Run(variant, func(b *testing.B) {
 			opts := []actor.Option{actor.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
 			if variant != "none" {
@@ -30,7 +31,11 @@ func BenchmarkTellTraced(b *testing.B) {
 				}
 				tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithSyncer(tracetest.NewNoopExporter()))
 				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-				tr, err := otelactor.New(otelactor.WithTracerProvider(tp), otelactor.WithMeterProvider(noop.NewMeterProvider()))
+				topts := []otelactor.Option{otelactor.WithTracerProvider(tp), otelactor.WithMeterProvider(noop.NewMeterProvider())}
+				if variant != "untraced" {
+					topts = append(topts, otelactor.WithRootSpans())
+				}
+				tr, err := otelactor.New(topts...)
 				if err != nil {
 					b.Fatal(err)
 				}

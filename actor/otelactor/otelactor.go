@@ -46,6 +46,7 @@ type config struct {
 	tp         trace.TracerProvider
 	mp         metric.MeterProvider
 	propagator propagation.TextMapPropagator
+	roots      bool
 }
 
 // WithTracerProvider sets where spans go; default otel.GetTracerProvider().
@@ -62,10 +63,17 @@ func WithPropagator(p propagation.TextMapPropagator) Option {
 	return func(c *config) { c.propagator = p }
 }
 
+// WithRootSpans traces messages sent outside any trace too (a Ref.Tell
+// from a plain goroutine, a timer's), each the root of a trace of its own;
+// by default such a message gets no spans, so that only messages sent for a
+// traced request, task or run are traced.
+func WithRootSpans() Option { return func(c *config) { c.roots = true } }
+
 // Tracer is the actor.Tracer. It is safe for concurrent use.
 type Tracer struct {
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
+	roots      bool
 
 	size       metric.Int64UpDownCounter
 	wait       metric.Float64Histogram
@@ -102,7 +110,7 @@ func New(opts ...Option) (*Tracer, error) {
 		}
 	}
 	m := c.mp.Meter(ScopeName)
-	t := &Tracer{tracer: c.tp.Tracer(ScopeName), propagator: c.propagator}
+	t := &Tracer{tracer: c.tp.Tracer(ScopeName), propagator: c.propagator, roots: c.roots}
 	var err1, err2, err3, err4 error
 	t.size, err1 = m.Int64UpDownCounter("actor.mailbox.size", metric.WithUnit("{message}"),
 		metric.WithDescription("Messages queued in actors' mailboxes, by actor class."))
@@ -123,74 +131,103 @@ var (
 	consumer = trace.WithSpanKind(trace.SpanKindConsumer)
 )
 
-// sent is the context a message carries: the send's span, and when it was
-// sent.
+// sent is the context a message carries when it is measured: the send's
+// span, if it has one, and when it was sent.
 type sent struct {
 	context.Context
 	at time.Time
 }
 
-// received is the context of a Receive: the receive's span, and when it
-// began.
+// received is the context of a Receive that is traced or measured: the
+// receive's span, if it has one, and when it began. Done finds it by type,
+// never through the context's parents.
 type received struct {
 	context.Context
-	at time.Time
+	span trace.Span // nil: not traced
+	at   time.Time
 }
 
-// Send records the send's span, ended at once, and counts the message in
-// its recipient's mailbox.
+// measured reports whether the figures are recorded.
+func (t *Tracer) measured(ctx context.Context) bool {
+	return t.size.Enabled(ctx) || t.processing.Enabled(ctx)
+}
+
+// Send records the send's span, ended at once, when ctx carries a trace
+// (or WithRootSpans), and counts the message in its recipient's mailbox.
 func (t *Tracer) Send(ctx context.Context, e actor.Envelope) context.Context {
+	traced := t.roots || trace.SpanContextFromContext(ctx).IsValid()
+	measured := t.measured(ctx)
+	if !traced && !measured {
+		return ctx
+	}
 	class := t.class(e.To.Path())
-	ctx, span := t.tracer.Start(ctx, class.send, producer)
-	if span.IsRecording() {
-		span.SetAttributes(messagingAttrs(e, class.name, "send")...)
+	if traced {
+		var span trace.Span
+		ctx, span = t.tracer.Start(ctx, class.send, producer)
+		if span.IsRecording() {
+			span.SetAttributes(messagingAttrs(e, class.name, "send")...)
+		}
+		span.End()
 	}
-	span.End()
-	if t.size.Enabled(ctx) {
-		t.size.Add(ctx, 1, class.opt)
+	if !measured {
+		return ctx
 	}
+	t.size.Add(ctx, 1, class.opt)
 	return &sent{Context: ctx, at: time.Now()}
 }
 
-// Receive begins the receive's span, a child of the send's.
+// Receive begins the receive's span, a child of the send's, when the
+// message was traced.
 func (t *Tracer) Receive(ctx context.Context, e actor.Envelope) context.Context {
+	traced := trace.SpanContextFromContext(ctx).IsValid()
+	measured := t.measured(ctx)
+	if !traced && !measured {
+		return ctx
+	}
 	class := t.class(e.To.Path())
 	now := time.Now()
-	if t.size.Enabled(ctx) {
+	if measured {
 		t.size.Add(ctx, -1, class.opt)
+		if s, ok := ctx.(*sent); ok {
+			t.wait.Record(ctx, now.Sub(s.at).Seconds(), class.opt)
+		}
 	}
-	if s, ok := ctx.(*sent); ok && t.wait.Enabled(ctx) {
-		t.wait.Record(ctx, now.Sub(s.at).Seconds(), class.opt)
+	var span trace.Span
+	if traced {
+		ctx, span = t.tracer.Start(ctx, class.process, consumer)
+		if span.IsRecording() {
+			span.SetAttributes(messagingAttrs(e, class.name, "process")...)
+		}
 	}
-	ctx, span := t.tracer.Start(ctx, class.process, consumer)
-	if span.IsRecording() {
-		span.SetAttributes(messagingAttrs(e, class.name, "process")...)
+	if span == nil && !measured {
+		return ctx
 	}
-	return &received{Context: ctx, at: now}
+	return &received{Context: ctx, span: span, at: now}
 }
 
 // Done ends the receive's span, with the panic if Receive panicked, and
 // records the processing time; for a message never received, it takes it
 // out of the mailbox's count.
 func (t *Tracer) Done(ctx context.Context, e actor.Envelope, failure any) {
-	opt := t.class(e.To.Path()).opt
 	r, ok := ctx.(*received)
 	if !ok {
-		if t.size.Enabled(ctx) {
-			t.size.Add(ctx, -1, opt) // undelivered: left the mailbox unreceived
+		if _, counted := ctx.(*sent); counted {
+			t.size.Add(ctx, -1, t.class(e.To.Path()).opt) // left the mailbox unreceived
 		}
 		return
 	}
-	span := trace.SpanFromContext(ctx)
-	if failure != nil {
-		t.errs.Add(ctx, 1, opt)
-		if span.IsRecording() {
-			span.SetStatus(codes.Error, fmt.Sprint(failure))
-			span.SetAttributes(attribute.String("error.type", "panic"))
+	if r.span != nil {
+		if failure != nil && r.span.IsRecording() {
+			r.span.SetStatus(codes.Error, fmt.Sprint(failure))
+			r.span.SetAttributes(attribute.String("error.type", "panic"))
 		}
+		r.span.End()
 	}
-	span.End()
-	if t.processing.Enabled(ctx) {
+	if t.measured(ctx) {
+		opt := t.class(e.To.Path()).opt
+		if failure != nil {
+			t.errs.Add(ctx, 1, opt)
+		}
 		t.processing.Record(ctx, time.Since(r.at).Seconds(), opt)
 	}
 }

@@ -172,10 +172,11 @@ func waitSpans(t *testing.T, tel *telemetry, n int) {
 }
 
 // TestMetrics: after a known workload, the processing times, errors and
-// mailbox sizes by class; generated names share a class.
+// mailbox sizes by class; generated names share a class. WithRootSpans
+// traces these messages, sent outside any trace.
 func TestMetrics(t *testing.T) {
 	tel := newTelemetry(t)
-	tr, err := otelactor.New(otelactor.WithTracerProvider(tel.tp), otelactor.WithMeterProvider(tel.mp))
+	tr, err := otelactor.New(otelactor.WithTracerProvider(tel.tp), otelactor.WithMeterProvider(tel.mp), otelactor.WithRootSpans())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,6 +249,33 @@ func TestMetrics(t *testing.T) {
 	}
 	if len(panicked) != 1 || panicked[0].Name != "process /blocker" || panicked[0].Status.Description != "boom" {
 		t.Errorf("error spans: got %v; want process /blocker with boom", panicked)
+	}
+}
+
+// TestUntracedMessages: by default a message sent outside any trace gets
+// no span, and is measured all the same.
+func TestUntracedMessages(t *testing.T) {
+	tel := newTelemetry(t)
+	tr, err := otelactor.New(otelactor.WithTracerProvider(tel.tp), otelactor.WithMeterProvider(tel.mp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := newSystem(t, tr)
+	echo := spawn(t, sys, "echo", func(c *actor.Context, msg any) {
+		if s, ok := msg.(string); ok {
+			c.Respond(s)
+		}
+	})
+	for range 2 {
+		if _, err := echo.Ask(context.Background(), "hi"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := len(tel.spans.GetSpans()); got != 0 {
+		t.Errorf("got %d spans; want none", got)
+	}
+	if got := tel.byClass(t, "actor.processing.duration")["/echo"]; got != 2 {
+		t.Errorf("processing count: got %d; want 2", got)
 	}
 }
 

@@ -44,8 +44,9 @@ const ScopeName = "github.com/loomrt/loom/task/oteltask"
 type Option func(*config)
 
 type config struct {
-	tp trace.TracerProvider
-	mp metric.MeterProvider
+	tp    trace.TracerProvider
+	mp    metric.MeterProvider
+	roots bool
 }
 
 // WithTracerProvider sets where spans go; default otel.GetTracerProvider().
@@ -55,10 +56,17 @@ func WithTracerProvider(tp trace.TracerProvider) Option { return func(c *config)
 // otel.GetMeterProvider().
 func WithMeterProvider(mp metric.MeterProvider) Option { return func(c *config) { c.mp = mp } }
 
+// WithRootSpans gives a span to a task.Go whose context carries no trace
+// too, as the root of a trace of its own; by default such a task gets
+// none, so that only work done for a traced request or run is traced (and
+// a request a sampler left out spawns no traces of its own).
+func WithRootSpans() Option { return func(c *config) { c.roots = true } }
+
 // Instrumentation is a task.Tracer for task.SetTracer, and the source of a
 // Scheduler's Hooks. It is safe for concurrent use.
 type Instrumentation struct {
 	tracer trace.Tracer
+	roots  bool
 
 	taskDuration metric.Float64Histogram
 	runDuration  metric.Float64Histogram
@@ -84,7 +92,7 @@ func New(opts ...Option) (*Instrumentation, error) {
 		c.mp = otel.GetMeterProvider()
 	}
 	m := c.mp.Meter(ScopeName)
-	in := &Instrumentation{tracer: c.tp.Tracer(ScopeName)}
+	in := &Instrumentation{tracer: c.tp.Tracer(ScopeName), roots: c.roots}
 	var err1, err2, err3, err4 error
 	in.taskDuration, err1 = m.Float64Histogram("loom.task.duration", metric.WithUnit("s"),
 		metric.WithDescription("Time from task.Go to its future's completion, queue wait included, by executor and outcome."))
@@ -100,10 +108,12 @@ func New(opts ...Option) (*Instrumentation, error) {
 	return in, nil
 }
 
-// goKey finds a task's state in the context Start returned.
-type goKey struct{}
-
-type goState struct {
+// goCtx is the context Start returns: the task's span, if it has one,
+// and what its duration needs. End finds it by type, never through the
+// context's parents, so a task.Go inside another's function ends its own.
+type goCtx struct {
+	context.Context
+	span  trace.Span // nil: the task has no span
 	start time.Time
 	exec  string
 }
@@ -113,29 +123,41 @@ var (
 	newRoot      = trace.WithNewRoot()
 )
 
-// Start begins the span of a task.Go, a child of ctx's; task calls it.
+// Start begins the span of a task.Go, a child of ctx's, when ctx carries
+// a trace (or WithRootSpans); task calls it. With neither a span nor
+// durations to record it returns ctx.
 func (in *Instrumentation) Start(ctx context.Context, exec loom.Executor) context.Context {
-	name := in.executorName(exec)
-	ctx, span := in.tracer.Start(ctx, "task.Go", internalKind)
-	if span.IsRecording() {
-		span.SetAttributes(attribute.String("loom.executor.name", name))
+	var span trace.Span
+	if in.roots || trace.SpanContextFromContext(ctx).IsValid() {
+		ctx, span = in.tracer.Start(ctx, "task.Go", internalKind)
+		if span.IsRecording() {
+			span.SetAttributes(attribute.String("loom.executor.name", in.executorName(exec)))
+		}
 	}
-	return context.WithValue(ctx, goKey{}, &goState{start: time.Now(), exec: name})
+	if span == nil && !in.taskDuration.Enabled(ctx) {
+		return ctx
+	}
+	return &goCtx{Context: ctx, span: span, start: time.Now(), exec: in.executorName(exec)}
 }
 
 // End ends a task.Go's span with its future's error, and records its
 // duration; task calls it.
 func (in *Instrumentation) End(ctx context.Context, err error) {
-	span := trace.SpanFromContext(ctx)
-	outcome := outcomeOf(err)
-	if err != nil && span.IsRecording() {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, outcome)
+	g, ok := ctx.(*goCtx)
+	if !ok {
+		return
 	}
-	span.End()
-	if s, ok := ctx.Value(goKey{}).(*goState); ok && in.taskDuration.Enabled(ctx) {
-		in.taskDuration.Record(ctx, time.Since(s.start).Seconds(), metric.WithAttributes(
-			attribute.String("loom.executor.name", s.exec), attribute.String("outcome", outcome)))
+	outcome := outcomeOf(err)
+	if g.span != nil {
+		if err != nil && g.span.IsRecording() {
+			g.span.RecordError(err)
+			g.span.SetStatus(codes.Error, outcome)
+		}
+		g.span.End()
+	}
+	if in.taskDuration.Enabled(ctx) {
+		in.taskDuration.Record(ctx, time.Since(g.start).Seconds(), metric.WithAttributes(
+			attribute.String("loom.executor.name", g.exec), attribute.String("outcome", outcome)))
 	}
 }
 

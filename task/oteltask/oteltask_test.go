@@ -165,6 +165,37 @@ func TestGoSpans(t *testing.T) {
 		map[string]int64{"/tasks/SUCCESS": 1, "/tasks/ERROR": 1, "/closed/REJECTED": 1})
 }
 
+// TestGoOutsideATrace: a task.Go whose context carries no trace gets no
+// span by default, one of its own with WithRootSpans, and is measured
+// either way.
+func TestGoOutsideATrace(t *testing.T) {
+	for _, roots := range []bool{false, true} {
+		tel := newTelemetry(t)
+		opts := []oteltask.Option{oteltask.WithTracerProvider(tel.tp), oteltask.WithMeterProvider(tel.mp)}
+		if roots {
+			opts = append(opts, oteltask.WithRootSpans())
+		}
+		in, err := oteltask.New(opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task.SetTracer(in)
+		exec := loom.Virtual(loom.WithName("tasks"))
+		ctx := context.Background()
+		if _, err := task.Go(ctx, exec, func(context.Context) (int, error) { return 1, nil }).Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		task.SetTracer(nil)
+		_ = exec.Shutdown(ctx)
+		spans := tel.spans.GetSpans()
+		if want := map[bool]int{false: 0, true: 1}[roots]; len(spans) != want || (roots && spans[0].Parent.IsValid()) {
+			t.Errorf("WithRootSpans %t: got %d spans; want %d (a root)", roots, len(spans), want)
+		}
+		equalPoints(t, "loom.task.duration", tel.points(t, "loom.task.duration", "loom.executor.name", "outcome"),
+			map[string]int64{"/tasks/SUCCESS": 1})
+	}
+}
+
 var epoch = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 
 // TestScheduledRuns: each run is a root span named by its job, with its

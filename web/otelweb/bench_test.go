@@ -74,6 +74,8 @@ func helloApp(tb testing.TB, variant string) *web.App {
 }
 
 // newHelloApp is helloApp for a program: stop shuts down what it made.
+// Served, it runs no thread watch, whose readings, a fixed number a second,
+// would spread over requests unevenly as callgrind's speed varies.
 func newHelloApp(variant string) (app *web.App, stop func(), err error) {
 	e := loom.Virtual()
 	var stops []func(context.Context) error
@@ -83,7 +85,7 @@ func newHelloApp(variant string) (app *web.App, stop func(), err error) {
 		}
 	}
 	stops = append(stops, e.Shutdown)
-	app, err = web.New(web.WithExecutor(e))
+	app, err = web.New(web.WithExecutor(e), web.WithoutThreadWatch())
 	if err != nil {
 		return nil, stop, err
 	}

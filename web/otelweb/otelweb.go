@@ -152,7 +152,7 @@ func Instrument(app *web.App, opts ...Option) (*Instrumentation, error) {
 	case f >= 1:
 		in.sampleAll = true
 	case f > 0:
-		in.threshold = uint64(f * (1 << 63) * 2)
+		in.threshold = uint64(f*(1<<53)) << 11 // f × 2⁶⁴, never past it
 	}
 	meter := c.mp.Meter(ScopeName)
 	var err error
@@ -192,19 +192,28 @@ func (in *Instrumentation) Shutdown() error {
 // A request left out by WithRootSampling is observed only to measure it.
 func (in *Instrumentation) Start(r *http.Request) (context.Context, bool) {
 	ctx := r.Context()
-	incoming := false
+	if !in.sampleAll && rand.Uint64() >= in.threshold && !in.carriesTrace(r) {
+		return ctx, in.measured(ctx) // left out
+	}
 	for _, f := range in.fields {
 		if _, ok := r.Header[f]; ok {
 			ctx = in.propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
-			incoming = true
 			break
 		}
 	}
-	if !in.sampleAll && !incoming && rand.Uint64() >= in.threshold {
-		return ctx, in.measured(ctx) // left out
-	}
 	ctx, _ = in.tracer.Start(ctx, methodName(r.Method), serverKind)
 	return ctx, true
+}
+
+// carriesTrace reports whether r's headers hold the propagator's first
+// field (W3C's traceparent): one map lookup, where a request left out by
+// WithRootSampling pays for no more.
+func (in *Instrumentation) carriesTrace(r *http.Request) bool {
+	if len(in.fields) == 0 {
+		return false
+	}
+	_, ok := r.Header[in.fields[0]]
+	return ok
 }
 
 // measured reports whether request durations are recorded.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -360,5 +361,25 @@ func TestWithoutMetrics(t *testing.T) {
 	}
 	if err := in.Shutdown(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestRootSamplingFraction: WithRootSampling(0.5) traces about half of 400
+// requests without a trace context (a count far outside 100 to 300 has odds
+// below one in 10¹⁸).
+func TestRootSamplingFraction(t *testing.T) {
+	tel := newTelemetry(t, sdktrace.AlwaysSample())
+	exec := loom.Virtual()
+	defer exec.Shutdown(context.Background())
+	app := newApp(t, exec)
+	if _, err := otelweb.Instrument(app, append(tel.options(), otelweb.WithRootSampling(0.5))...); err != nil {
+		t.Fatal(err)
+	}
+	app.Get("/", func(w http.ResponseWriter, r *http.Request) error { return nil })
+	for range 400 {
+		app.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+	}
+	if got := len(tel.spans.GetSpans()); got < 100 || got > 300 {
+		t.Errorf("got %d spans of 400 requests; want about 200", got)
 	}
 }
