@@ -219,6 +219,12 @@ func TestMetrics(t *testing.T) {
 	}
 	close(release)
 	<-blocker.Done()
+	// Done records a receive's processing time after Receive returns, so
+	// after the Ask that its reply ended: wait for the last one.
+	deadline := time.Now().Add(10 * time.Second)
+	for tel.byClass(t, "actor.processing.duration")["/$"] != 6 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 
 	for _, tt := range []struct {
 		metric string
@@ -273,6 +279,11 @@ func TestUntracedMessages(t *testing.T) {
 	}
 	if got := len(tel.spans.GetSpans()); got != 0 {
 		t.Errorf("got %d spans; want none", got)
+	}
+	// The last processing time is recorded after the reply.
+	deadline := time.Now().Add(10 * time.Second)
+	for tel.byClass(t, "actor.processing.duration")["/echo"] != 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
 	}
 	if got := tel.byClass(t, "actor.processing.duration")["/echo"]; got != 2 {
 		t.Errorf("processing count: got %d; want 2", got)
