@@ -324,8 +324,20 @@ func (n *Node) Leave(ctx context.Context) error {
 
 	n.beat(beatLeaving)
 	close(n.stop)
-	n.wg.Wait() // the flushers publish what they hold, then return
 	var errs []error
+	// The flushers publish what they hold, then return; a publish stuck on
+	// a stalled server ends when its own connection closes.
+	waited := make(chan struct{})
+	go func() { n.wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("leave: publish what was queued: %w", ctx.Err()))
+		if n.ownConn {
+			n.nc.Close()
+		}
+		<-waited
+	}
 	if err := n.nc.FlushWithContext(ctx); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 		errs = append(errs, fmt.Errorf("leave: flush: %w", err))
 	}
