@@ -326,8 +326,8 @@ func databaseTable(runs []ModelRun) [][]string {
 }
 
 func workCell(seen, claimed int64) string {
-	if seen == 0 && claimed == 0 {
-		return "–"
+	if claimed == 0 {
+		return "–" // nothing claimed: what the seeding's ANALYZE read is no request's
 	}
 	return count(seen) + " / " + count(claimed)
 }
