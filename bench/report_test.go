@@ -336,6 +336,7 @@ func TestDescribePlan(t *testing.T) {
 		{Plan{Connections: 10, Requests: 5}, "10 connections, 5 requests"},
 		{Plan{Rate: 2000, Duration: 1500 * time.Millisecond}, "open loop at 2,000 req/s, for 1.5s"},
 		{Plan{Connections: 11000, Duration: time.Second, MaxThreads: 500}, "11,000 connections, for 1s, server thread limit 500"},
+		{Plan{Connections: 256, Pipeline: 16, Duration: 4 * time.Second}, "256 connections pipelining 16 requests each, for 4s"},
 	}
 	for _, tt := range tests {
 		if got := describePlan(tt.p); got != tt.want {

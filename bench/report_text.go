@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -77,6 +78,9 @@ func describePlan(p Plan) string {
 	parts := []string{count(int64(p.Connections)) + " connections"}
 	if p.Idle > 0 {
 		parts[0] += " beside " + count(int64(p.Idle)) + " idle"
+	}
+	if p.Pipeline > 1 {
+		parts[0] += " pipelining " + strconv.Itoa(p.Pipeline) + " requests each"
 	}
 	switch {
 	case len(p.Phases) > 0:
