@@ -346,3 +346,40 @@ func TestRemoteMessagesRunOnTheActorsDispatcher(t *testing.T) {
 		t.Errorf("blocking dispatcher stats %+v, %v; want threads:3 with turns completed", st, ok)
 	}
 }
+
+// BenchmarkRemoteAsk is one Ask at a time to an echo on another node, NATS
+// in its own process: the round trip's latency and what it allocates on
+// both nodes.
+func BenchmarkRemoteAsk(b *testing.B) {
+	ns := startNATSProcess(b)
+	nodes := make([]*Node, 2)
+	for i, name := range []string{"a", "b"} {
+		sys, err := actor.NewSystem()
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, err := Join(sys, name, WithURL(ns.url()), WithCodecs(seqCodecs(b)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		nodes[i] = n
+		defer func() {
+			_ = sys.Shutdown(context.Background())
+			_ = n.Leave(context.Background())
+		}()
+	}
+	spawnB(b, nodes[1].System(), "echo", func(c *actor.Context, msg any) {
+		if _, ok := msg.(*seq); ok {
+			c.Respond(msg)
+		}
+	})
+	ref := nodes[0].Ref("b", "/echo")
+	msg := &seq{N: 1}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ref.Ask(ctx, msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
