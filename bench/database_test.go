@@ -256,3 +256,21 @@ func TestReportsShowTheDatabase(t *testing.T) {
 		}
 	}
 }
+
+// TestPeerArgsForTechEmpower: a peer serves a TechEmpower scenario's test
+// type with the pool size loom's servers use.
+func TestPeerArgsForTechEmpower(t *testing.T) {
+	for _, s := range Catalogue() {
+		if s.TechEmpower == "" {
+			continue
+		}
+		args := strings.Join(peerArgs(job{scenario: s, plan: s.Full, model: "peer:fasthttp"}), " ")
+		want := "-framework fasthttp -workload " + s.TechEmpower
+		if !strings.Contains(args, want) {
+			t.Errorf("%s: peer args %q; want %q", s.Name, args, want)
+		}
+		if hasDB := strings.Contains(args, "-db-pool 16"); hasDB != (s.Database != nil) {
+			t.Errorf("%s: peer args %q; want -db-pool 16 exactly when the scenario has a database", s.Name, args)
+		}
+	}
+}
