@@ -383,3 +383,37 @@ func TestRootSamplingFraction(t *testing.T) {
 		t.Errorf("got %d spans of 400 requests; want about 200", got)
 	}
 }
+
+// TestMeasureExecutors: an adaptive executor's limit, and the thread
+// watch's figures, as Stats and WatchedThreads give them.
+func TestMeasureExecutors(t *testing.T) {
+	tel := newTelemetry(t, sdktrace.AlwaysSample())
+	exec := loom.Adaptive(loom.WithName("adaptive"))
+	defer exec.Shutdown(context.Background())
+	reg, err := otelweb.MeasureExecutors(tel.mp, func() []loom.Executor { return []loom.Executor{exec} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Unregister()
+	m := tel.collect(t)
+	s := exec.Stats()
+	want := distinct(attribute.String("name", "adaptive"), attribute.String("loom.executor.kind", "adaptive"))
+	for _, tt := range []struct {
+		name  string
+		attrs attribute.Distinct
+		want  int64
+	}{
+		{"loom.executor.limit", want, int64(s.Limit)},
+		{"executor.pool.size", want, int64(s.Workers)},
+		{"loom.thread_watch.tripped", distinct(), 0},
+		{"loom.thread_watch.high", distinct(), int64(loom.WatchedThreads().High)},
+	} {
+		g, ok := m[tt.name].Data.(metricdata.Gauge[int64])
+		if !ok || len(g.DataPoints) != 1 || g.DataPoints[0].Attributes.Equivalent() != tt.attrs || g.DataPoints[0].Value != tt.want {
+			t.Errorf("%s: got %+v; want one point of %d", tt.name, m[tt.name].Data, tt.want)
+		}
+	}
+	if s.Limit == 0 {
+		t.Errorf("adaptive's limit is 0: the test checks nothing")
+	}
+}
