@@ -20,6 +20,7 @@ import (
 
 	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
+	"github.com/loomrt/loom/web/nbio"
 	"github.com/loomrt/loom/web/otelweb"
 )
 
@@ -84,10 +85,10 @@ func serve(t *testing.T, app *web.App) string {
 	return "http://" + ln.Addr().String()
 }
 
-func newApp(t *testing.T, exec loom.Executor) *web.App {
+func newApp(t *testing.T, exec loom.Executor, opts ...web.AppOption) *web.App {
 	t.Helper()
-	app, err := web.New(web.WithExecutor(exec), web.WithoutThreadWatch(),
-		web.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	app, err := web.New(append([]web.AppOption{web.WithExecutor(exec), web.WithoutThreadWatch(),
+		web.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,4 +417,67 @@ func TestMeasureExecutors(t *testing.T) {
 	if s.Limit == 0 {
 		t.Errorf("adaptive's limit is 0: the test checks nothing")
 	}
+}
+
+// TestEngines: on either engine a request's span is named by its route,
+// continues the caller's trace, and records its status.
+func TestEngines(t *testing.T) {
+	for _, engine := range []web.Engine{nil, nbio.Engine()} {
+		name := "std"
+		var opts []web.AppOption
+		if engine != nil {
+			name, opts = engine.Name(), append(opts, web.WithEngine(engine))
+		}
+		tel := newTelemetry(t, sdktrace.AlwaysSample())
+		exec := loom.Virtual()
+		app := newApp(t, exec, opts...)
+		if _, err := otelweb.Instrument(app, tel.options()...); err != nil {
+			t.Fatal(err)
+		}
+		app.Get("/items/{id}", func(w http.ResponseWriter, r *http.Request) error {
+			w.WriteHeader(http.StatusAccepted)
+			return nil
+		})
+		stop := serveUntil(t, app)
+		url := stop.url
+		if got := get(t, url+"/items/3", "traceparent", "00-"+remoteTrace+"-"+remoteParent+"-01"); got != http.StatusAccepted {
+			t.Fatalf("%s: got %d; want 202", name, got)
+		}
+		stop.stop()
+		_ = exec.Shutdown(context.Background())
+		spans := tel.spans.GetSpans()
+		if len(spans) != 1 {
+			t.Fatalf("%s: got %d spans; want 1", name, len(spans))
+		}
+		s := spans[0]
+		set := attribute.NewSet(s.Attributes...)
+		status, _ := set.Value("http.response.status_code")
+		if s.Name != "GET /items/{id}" || s.Parent.SpanID().String() != remoteParent || status.AsInt64() != 202 {
+			t.Errorf("%s: got span %q, parent %s, status %d; want GET /items/{id}, %s, 202", name, s.Name, s.Parent.SpanID(), status.AsInt64(), remoteParent)
+		}
+	}
+}
+
+type served struct {
+	url  string
+	stop func()
+}
+
+// serveUntil serves app on a loopback port until stop is called.
+func serveUntil(t *testing.T, app *web.App) served {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.Serve(ctx, ln) }()
+	return served{url: "http://" + ln.Addr().String(), stop: func() {
+		http.DefaultClient.CloseIdleConnections()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}}
 }
