@@ -338,7 +338,7 @@ func (s *framingScan) endHeader() {
 	switch {
 	case s.note&noteCoding != 0:
 		s.startChunk()
-	case s.note&noteLength != 0 && s.length > 0:
+	case s.length > 0: // set with noteLength
 		s.state, s.remain = inBody, s.length
 	default:
 		s.state = inRequestLine

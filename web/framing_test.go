@@ -54,6 +54,14 @@ func TestFramingScan(t *testing.T) {
 		{"chunk extensions and whitespace", chunked + "3;a=b\r\nabc\r\n2 \t\r\nde\r\n000000000000000a\r\n0123456789\r\n0;x\r\n\r\n" + next, []string{"coding", "-"}},
 		{"a chunk of 255 bytes", chunked + "Ff\r\n" + strings.Repeat("\n", 255) + "\r\n0\r\n\r\n" + next, []string{"coding", "-"}},
 
+		{"a line folded after another field", post + "X: a\r\n\tb\r\n b\r\nContent-Length: 3\r\n\r\nabc" + next, []string{"length", "-"}},
+		{"a length folded with a tab", post + "Content-Length: 3\r\n\t3\r\n\r\nabc" + next, []string{"lost"}},
+		{"a length with a letter", post + "Content-Length: 3a\r\n\r\nabc" + next, []string{"lost"}},
+		{"a length with a colon", post + "Content-Length: 3:\r\n\r\nabc" + next, []string{"lost"}},
+		{"a chunk size with a letter", chunked + "3g\r\nabc\r\n0\r\n\r\n" + next, []string{"coding", "lost"}},
+		{"a chunk size of @", chunked + "@\r\n" + next, []string{"coding", "lost"}},
+		{"a chunk size of /", chunked + "/\r\n" + next, []string{"coding", "lost"}},
+		{"a chunk size of :", chunked + ":\r\n" + next, []string{"coding", "lost"}},
 		{"a length with a sign", post + "Content-Length: +3\r\n\r\nabc" + next, []string{"lost"}},
 		{"an empty length", post + "Content-Length: \r\n\r\n" + next, []string{"lost"}},
 		{"a length of 2^63", post + "Content-Length: 9223372036854775808\r\n\r\nabc" + next, []string{"lost"}},
@@ -168,6 +176,10 @@ func TestServeFramesEachRequest(t *testing.T) {
 			[]string{"200", "200 POST /p abc"}, true},
 		{"OPTIONS * with both", "OPTIONS * HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" + last,
 			[]string{"200"}, true},
+		{"OPTIONS of a path", "OPTIONS /p HTTP/1.1\r\nHost: a\r\n\r\n" + last,
+			[]string{"200 OPTIONS /p ", "200 GET /last "}, false},
+		{"the HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+			[]string{"400"}, true},
 		// A request whose framing the connection cannot follow closes it.
 		{"a length folded onto a second line", post + "Content-Length:\r\n 3\r\n\r\nabc" + last,
 			[]string{"200 POST /p abc"}, true},
@@ -248,5 +260,23 @@ func TestServeFramingLeavesHTTP2Alone(t *testing.T) {
 	}
 	if conns := slices.Compact(remotes); len(conns) != 1 {
 		t.Errorf("%d requests came over the connections %q; want one", n, conns)
+	}
+}
+
+// TestServeAnswersOptionsStar: Serve answers OPTIONS * as net/http does,
+// 200 and no body, unless the server's DisableGeneralOptionsHandler hands
+// it to the App. (framing.go, closeAmbiguousFraming's options.)
+func TestServeAnswersOptionsStar(t *testing.T) {
+	for _, disable := range []bool{false, true} {
+		app := webtest.NewApp(t, web.WithServerConfig(func(s *http.Server) { s.DisableGeneralOptionsHandler = disable }))
+		base, _ := webtest.Serve(t, app)
+		got, _ := rawAnswers(t, base, "OPTIONS * HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+		want := []string{"200"}
+		if disable {
+			want = []string{"400"} // the App's: "*" is not a path
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("DisableGeneralOptionsHandler %v: got %q; want %q", disable, got, want)
+		}
 	}
 }
