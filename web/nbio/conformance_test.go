@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loomrt/loom/web"
 	"github.com/loomrt/loom/web/internal/webtest"
@@ -170,6 +171,10 @@ var conformance = []struct {
 	{name: "HTTP/1.0 with Transfer-Encoding", raw: "POST / HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\nhelloGET /smuggled HTTP/1.0\r\n\r\n", rfc: "9112 §6.1",
 		want: []string{"400"}, close: true},
 
+	// net/http ignores any Transfer-Encoding in HTTP/1.0, known or not.
+	{name: "HTTP/1.0 with an unknown Transfer-Encoding", raw: "POST / HTTP/1.0\r\nTransfer-Encoding: gzip\r\nContent-Length: 5\r\n\r\nhello", rfc: "9112 §6.1",
+		want: []string{"400"}, close: true},
+
 	// The chunk grammar (RFC 9112 §7.1).
 	{name: "a chunk extension", raw: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3;name=value\r\nabc\r\n0\r\n\r\n", rfc: "9112 §7.1.1",
 		want: []string{`200 POST / host=a x="" body="abc"`}},
@@ -188,12 +193,19 @@ var conformance = []struct {
 		want: []string{"417"}, close: true},
 	{name: "100-continue with the body already sent", raw: "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhello", rfc: "9110 §10.1.1",
 		want: []string{"100", `200 POST / host=a x="" body="hello"`}},
+	{name: "100-continue with a length over the body limit", raw: "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1000000000\r\n\r\n", rfc: "9110 §10.1.1",
+		want: []string{"413"}, close: true},
 	{name: "100-continue in HTTP/1.0 is ignored", raw: "POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhello", rfc: "9110 §10.1.1",
 		want: []string{`200 POST / host= x="" body="hello"`}, close: true},
 
 	// Pipelining and persistence (RFC 9112 §9.3, §9.6).
 	{name: "pipelined requests answered in order", raw: "GET /1 HTTP/1.1\r\nHost: a\r\n\r\nPOST /2 HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhiGET /3 HTTP/1.1\r\nHost: a\r\n\r\n", rfc: "9112 §9.3.2",
 		want: []string{`200 GET /1 host=a x="" body=""`, `200 POST /2 host=a x="" body="hi"`, `200 GET /3 host=a x="" body=""`}},
+	// net/http skips up to four CRs or LFs after a POST's body.
+	{name: "line ends after a POST", raw: "POST /1 HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhi\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", rfc: "9112 §2.2",
+		want: []string{`200 POST /1 host=a x="" body="hi"`, `200 GET /2 host=a x="" body=""`}},
+	{name: "a bare LF after a POST", raw: "POST /1 HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhi\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", rfc: "9112 §2.2",
+		want: []string{`200 POST /1 host=a x="" body="hi"`, `200 GET /2 host=a x="" body=""`}},
 	{name: "nothing after Connection: close", raw: "GET /1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", rfc: "9112 §9.6",
 		want: []string{`200 GET /1 host=a x="" body=""`}, close: true},
 	{name: "nothing after a refused request", raw: "GET /1 HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", rfc: "9112 §9.6",
@@ -344,6 +356,34 @@ func TestExpectContinue(t *testing.T) {
 			resp.Body.Close()
 			if want := `POST / host=a x="" body="hello"`; resp.StatusCode != 200 || string(b) != want {
 				t.Errorf("after the body: got %d %q; want 200 %q", resp.StatusCode, b, want)
+			}
+		})
+	}
+}
+
+// TestRequestInParts: a request whose line, or whose headers, arrive in
+// several reads is read whole, on both engines; the pauses between the
+// parts make separate reads. (conn.go, readRequestLine's whole.)
+func TestRequestInParts(t *testing.T) {
+	parts := []string{"GET /p?q", "=1 HT", "TP/1.1\r\nHo", "st: a\r\n", "\r\n"}
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			base, _ := webtest.Serve(t, conformanceApp(t, eng.engine))
+			c := webtest.Dial(t, base)
+			for _, p := range parts {
+				if _, err := io.WriteString(c, p); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if want := `GET /p?q=1 host=a x="" body=""`; resp.StatusCode != 200 || string(b) != want {
+				t.Errorf("got %d %q; want 200 %q", resp.StatusCode, b, want)
 			}
 		})
 	}

@@ -479,6 +479,17 @@ func TestBodyLimit(t *testing.T) {
 					t.Errorf("%s: got %q; want %q", tt.name, got, tt.want)
 				}
 			}
+			// Without a limit anywhere, a body of any declared length is
+			// read. (conn.go, headersRead's s.bodyCeiling > 0.)
+			app = newApp(t, eng.engine, web.WithBodyLimit(0))
+			app.Post("/", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := io.Copy(io.Discard, r.Body)
+				return err
+			})
+			base, _ = webtest.Serve(t, app)
+			if got := statusOf(t, strings.TrimPrefix(base, "http://"), post(strings.Repeat("a", limit+1))); !strings.HasPrefix(got, "HTTP/1.1 200 OK") {
+				t.Errorf("without a limit: got %q; want 200", got)
+			}
 		})
 	}
 }
