@@ -3,6 +3,7 @@ package nbio_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -560,6 +561,10 @@ func TestResponseFraming(t *testing.T) {
 		{"/spill", edge + over, -1},
 		{"/flushed", small, -1},
 		{"/empty", "", 0},
+		{"/declared", over, 2049},
+		{"/trailer", small, -1},
+		{"/coded", small, -1},
+		{"/accepted", small, 12},
 	}
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
@@ -587,6 +592,36 @@ func TestResponseFraming(t *testing.T) {
 				return err
 			})
 			app.Get("/empty", func(w http.ResponseWriter, r *http.Request) error { return nil })
+			app.Get("/declared", func(w http.ResponseWriter, r *http.Request) error {
+				w.Header().Set("Content-Length", "2049")
+				_, err := io.WriteString(w, over)
+				return err
+			})
+			app.Get("/trailer", func(w http.ResponseWriter, r *http.Request) error {
+				w.Header().Set("Trailer", "X-Sum")
+				_, err := io.WriteString(w, small)
+				w.Header().Set("X-Sum", "1")
+				return err
+			})
+			app.Get("/coded", func(w http.ResponseWriter, r *http.Request) error {
+				w.Header().Set("Transfer-Encoding", "chunked")
+				_, err := io.WriteString(w, small)
+				return err
+			})
+			app.Get("/accepted", func(w http.ResponseWriter, r *http.Request) error {
+				w.WriteHeader(http.StatusAccepted)
+				_, err := io.WriteString(w, small)
+				return err
+			})
+			app.Get("/nocontent", func(w http.ResponseWriter, r *http.Request) error {
+				w.WriteHeader(http.StatusNoContent)
+				_, err := io.WriteString(w, small) // refused: no body
+				return err
+			})
+			app.Get("/created", func(w http.ResponseWriter, r *http.Request) error {
+				w.WriteHeader(http.StatusCreated)
+				return nil
+			})
 			base, _ := webtest.Serve(t, app)
 			c := client(t)
 			for range 2 { // the second time on a reused connection
@@ -600,7 +635,7 @@ func TestResponseFraming(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if resp.StatusCode != 200 || string(got) != tc.body {
+					if want := cmp.Or(map[string]int{"/accepted": 202}[tc.path], 200); resp.StatusCode != want || string(got) != tc.body {
 						t.Fatalf("GET %s: %d, %d bytes; want 200, %d bytes", tc.path, resp.StatusCode, len(got), len(tc.body))
 					}
 					chunked := len(resp.TransferEncoding) > 0
@@ -609,6 +644,46 @@ func TestResponseFraming(t *testing.T) {
 					}
 				}
 			}
+			// Statuses without a body, and a status with an empty one: the
+			// heads as net/http sends them, the next request answered.
+			for _, tc := range []struct {
+				path, status string
+				length       bool // a Content-Length: 0
+			}{
+				{"/nocontent", "204 No Content", false},
+				{"/created", "201 Created", true},
+			} {
+				got := rawHead(t, base, "GET "+tc.path+" HTTP/1.1\r\nHost: a\r\n\r\nGET /small HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+				head, _, _ := strings.Cut(got, "\r\n\r\n")
+				if !strings.HasPrefix(got, "HTTP/1.1 "+tc.status+"\r\n") || strings.Contains(head, "Content-Length: 0") != tc.length ||
+					strings.Contains(got, "Transfer-Encoding") || !strings.HasSuffix(got, small) {
+					t.Errorf("GET %s: got %q; want %s, Content-Length: 0 %v, no chunks, then the next answer", tc.path, got, tc.status, tc.length)
+				}
+			}
+			// HTTP/1.0 has no chunks: a body without a declared length
+			// goes out until the connection closes.
+			got := rawHead(t, base, "GET /over HTTP/1.0\r\n\r\n")
+			if !strings.HasPrefix(got, "HTTP/1.0 200 OK\r\n") || strings.Contains(got, "Transfer-Encoding") || !strings.HasSuffix(got, "\r\n\r\n"+over) {
+				t.Errorf("GET /over in HTTP/1.0: got %.100q; want a 200 whose body follows its head unchunked", got)
+			}
 		})
 	}
+}
+
+// rawHead sends raw on a new connection to base and returns what comes
+// back until the server closes it, without its Date lines.
+func rawHead(t *testing.T, base, raw string) string {
+	t.Helper()
+	c := webtest.Dial(t, base)
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(c)
+	var lines []string
+	for line := range strings.SplitAfterSeq(string(b), "\r\n") {
+		if !strings.HasPrefix(line, "Date: ") {
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines, "")
 }
