@@ -388,3 +388,37 @@ func TestRequestInParts(t *testing.T) {
 		})
 	}
 }
+
+// TestOptionsStar: OPTIONS * is answered by the engine, 200 and no body,
+// as net/http does, unless DisableGeneralOptionsHandler hands it to the
+// App (which refuses "*", not a path); OPTIONS of a path and the HTTP/2
+// preface, PRI *, reach the App. (nbio.go, serveHTTP's optionsHandler.)
+func TestOptionsStar(t *testing.T) {
+	tests := []struct {
+		raw     string
+		disable bool
+		want    string
+	}{
+		{"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", false, "200"},
+		{"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", true, "400"},
+		{"OPTIONS /p HTTP/1.1\r\nHost: a\r\n\r\n", false, `200 OPTIONS /p host=a x="" body=""`},
+		{"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", false, "400"},
+	}
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			for _, disable := range []bool{false, true} {
+				app := newApp(t, eng.engine, web.WithServerConfig(func(s *http.Server) { s.DisableGeneralOptionsHandler = disable }))
+				app.Handle("", "/{path...}", web.HandlerFunc(echo))
+				base, _ := webtest.Serve(t, app)
+				for _, tt := range tests {
+					if tt.disable != disable {
+						continue
+					}
+					if got, _ := exchange(t, base, tt.raw, 1, false); len(got) != 1 || got[0] != tt.want {
+						t.Errorf("%q, DisableGeneralOptionsHandler %v: got %q; want %q", tt.raw, disable, got, tt.want)
+					}
+				}
+			}
+		})
+	}
+}
