@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -417,6 +418,35 @@ func TestOptionsStar(t *testing.T) {
 					if got, _ := exchange(t, base, tt.raw, 1, false); len(got) != 1 || got[0] != tt.want {
 						t.Errorf("%q, DisableGeneralOptionsHandler %v: got %q; want %q", tt.raw, disable, got, tt.want)
 					}
+				}
+			}
+		})
+	}
+}
+
+// TestHandlersConnectionField: a handler's Connection: close closes the
+// connection after its response, as on net/http; another Connection value
+// does not. (nbio.go, serveHTTP's hasToken(c[0], "close").)
+func TestHandlersConnectionField(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine)
+			app.Get("/{value}", func(w http.ResponseWriter, r *http.Request) error {
+				w.Header().Set("Connection", r.PathValue("value"))
+				_, err := io.WriteString(w, r.PathValue("value"))
+				return err
+			})
+			base, _ := webtest.Serve(t, app)
+			for _, tt := range []struct {
+				value string
+				want  []string
+			}{
+				{"close", []string{"200 close"}},
+				{"keep-alive", []string{"200 keep-alive", "200 keep-alive"}},
+			} {
+				raw := strings.Repeat("GET /"+tt.value+" HTTP/1.1\r\nHost: a\r\n\r\n", 2)
+				if got, _ := exchange(t, base, raw, len(tt.want), tt.value == "close"); !slices.Equal(got, tt.want) {
+					t.Errorf("Connection: %s: got %q; want %q", tt.value, got, tt.want)
 				}
 			}
 		})

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -686,4 +687,59 @@ func rawHead(t *testing.T, base, raw string) string {
 		}
 	}
 	return strings.Join(lines, "")
+}
+
+// TestServerConfigZeros: a server without IdleTimeout, ReadHeaderTimeout
+// and MaxHeaderBytes takes them as net/http does: the idle and header
+// timeouts from ReadTimeout, the header limit of 1 MiB. (nbio.go,
+// NewServer's zero-means-default branches.)
+func TestServerConfigZeros(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine, web.WithServerConfig(func(s *http.Server) {
+				s.IdleTimeout, s.ReadHeaderTimeout, s.MaxHeaderBytes = 0, 0, 0
+				s.ReadTimeout = 300 * time.Millisecond
+			}))
+			app.Get("/", func(w http.ResponseWriter, r *http.Request) error { return nil })
+			base, _ := webtest.Serve(t, app)
+
+			// Headers of 8 KiB, over a limit of 0 + 4 KiB.
+			if got := statusOf(t, strings.TrimPrefix(base, "http://"), "GET / HTTP/1.1\r\nHost: a\r\nX: "+strings.Repeat("x", 8<<10)+"\r\n\r\n"); !strings.HasPrefix(got, "HTTP/1.1 200") {
+				t.Errorf("8 KiB of headers: got %q; want 200", got)
+			}
+			// A client that says nothing, and one idle after a request,
+			// are cut off (webtest.Dial's deadline is 20 s).
+			for _, first := range []string{"", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"} {
+				c := webtest.Dial(t, base)
+				if _, err := io.WriteString(c, first); err != nil {
+					t.Fatal(err)
+				}
+				br := bufio.NewReader(c)
+				if first != "" {
+					if _, err := http.ReadResponse(br, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := br.ReadByte(); errors.Is(err, os.ErrDeadlineExceeded) {
+					t.Errorf("after %q: the connection was still open after 20s", first)
+				}
+			}
+			// A client that trickles its headers is cut off at the header
+			// timeout, taken from ReadTimeout, whatever IdleTimeout says.
+			app = newApp(t, eng.engine, web.WithServerConfig(func(s *http.Server) {
+				s.IdleTimeout, s.ReadHeaderTimeout = time.Minute, 0
+				s.ReadTimeout = 300 * time.Millisecond
+			}))
+			base, _ = webtest.Serve(t, app)
+			c := webtest.Dial(t, base)
+			_, err := io.WriteString(c, "GET / HTTP/1.1\r\nX: ")
+			for err == nil {
+				time.Sleep(50 * time.Millisecond)
+				_, err = io.WriteString(c, "x")
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Error("a client trickling its headers was still served after 20s")
+			}
+		})
+	}
 }
