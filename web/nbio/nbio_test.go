@@ -489,8 +489,10 @@ func TestBodyLimit(t *testing.T) {
 				return err
 			})
 			base, _ = webtest.Serve(t, app)
-			if got := statusOf(t, strings.TrimPrefix(base, "http://"), post(strings.Repeat("a", limit+1))); !strings.HasPrefix(got, "HTTP/1.1 200 OK") {
-				t.Errorf("without a limit: got %q; want 200", got)
+			for _, n := range []int{limit + 1, 2 << 20} { // 2 MiB: past nbio's own read limit for the header limit and a buffer (nbio.go, NewServer's s.BodyLimit > 0)
+				if got := statusOf(t, strings.TrimPrefix(base, "http://"), post(strings.Repeat("a", n))); !strings.HasPrefix(got, "HTTP/1.1 200 OK") {
+					t.Errorf("without a limit, %d bytes: got %q; want 200", n, got)
+				}
 			}
 		})
 	}
@@ -739,6 +741,41 @@ func TestServerConfigZeros(t *testing.T) {
 			}
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				t.Error("a client trickling its headers was still served after 20s")
+			}
+		})
+	}
+}
+
+// TestSlowBodyWithinItsTimeout: a body whose second half comes 2.5 s after
+// the first, well within the 30 s body timeout but past the sweeps of the
+// timeouts (at most a second apart), is read whole. (sweep.go, the
+// deadline's clock >= d.)
+func TestSlowBodyWithinItsTimeout(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			app := newApp(t, eng.engine)
+			app.Post("/", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := io.Copy(w, r.Body)
+				return err
+			})
+			base, _ := webtest.Serve(t, app)
+			c := webtest.Dial(t, base)
+			if _, err := io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\nab"); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2500 * time.Millisecond)
+			if _, err := io.WriteString(c, "cd"); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || string(b) != "abcd" {
+				t.Errorf("got %d %q; want 200 abcd", resp.StatusCode, b)
 			}
 		})
 	}
