@@ -536,9 +536,20 @@ func TestBodyReadErrorsAnswers(t *testing.T) {
 	}
 	app := newApp(t)
 	app.Post("/", read)
+	// A read after the handler closed the body is the handler's error, a
+	// 500, not the client's (malformed's http.ErrBodyReadAfterClose).
+	app.Post("/closed", func(w http.ResponseWriter, r *http.Request) error {
+		_ = r.Body.Close()
+		_, err := r.Body.Read(make([]byte, 1))
+		return err
+	})
 	url, _ := serveApp(t, app)
 	if got := rawStatus(t, strings.TrimPrefix(url, "http://"), "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"); !strings.HasPrefix(got, "HTTP/1.1 400 ") {
 		t.Errorf("a malformed chunk: got %q; want 400", got)
+	}
+
+	if got := rawStatus(t, strings.TrimPrefix(url, "http://"), "POST /closed HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx"); !strings.HasPrefix(got, "HTTP/1.1 500 ") {
+		t.Errorf("a read after Close: got %q; want 500", got)
 	}
 
 	app = newApp(t, web.WithServerConfig(func(s *http.Server) { s.ReadTimeout = bodyTimeout }))
