@@ -268,7 +268,16 @@ func TestParseFormRefusesMalformedBodies(t *testing.T) {
 		{"multipart", "multipart/form-data; boundary=x", "--x\r\nnonsense", "/parse", "malformed form"},
 		{"a file from an urlencoded body", "application/x-www-form-urlencoded", "a=1", "/file", `form file "f" is required`},
 	}
-	for _, opts := range [][]web.AppOption{nil, {web.WithBodyLimit(0), web.WithBodyTimeout(0)}} {
+	// A decorator that parsed the form with net/http's ParseForm, which
+	// leaves a multipart body alone, does not make it parsed (form.go,
+	// ParseForm's r.MultipartForm != nil || !isMultipart(r)).
+	parsed := web.WithDecorators(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_ = r.ParseForm()
+			next.ServeHTTP(w, r)
+		})
+	})
+	for i, opts := range [][]web.AppOption{nil, {web.WithBodyLimit(0), web.WithBodyTimeout(0)}, {parsed}} {
 		app := newApp(t, opts...)
 		app.Post("/parse", func(w http.ResponseWriter, r *http.Request) error { return web.ParseForm(r) })
 		app.Post("/file", func(w http.ResponseWriter, r *http.Request) error {
@@ -276,12 +285,15 @@ func TestParseFormRefusesMalformedBodies(t *testing.T) {
 			return err
 		})
 		for _, tt := range tests {
+			if i == 2 && tt.name == "urlencoded" {
+				continue // the decorator's parse read that body, and had its error
+			}
 			req := httptest.NewRequest("POST", tt.path, strings.NewReader(tt.body))
 			req.Header.Set("Content-Type", tt.contentType)
 			rec := httptest.NewRecorder()
 			app.ServeHTTP(rec, req)
 			if rec.Code != http.StatusBadRequest || !strings.HasPrefix(rec.Body.String(), tt.want) {
-				t.Errorf("%s, %d options: got %d %q; want 400 %s", tt.name, len(opts), rec.Code, rec.Body.String(), tt.want)
+				t.Errorf("%s, App %d: got %d %q; want 400 %s", tt.name, i, rec.Code, rec.Body.String(), tt.want)
 			}
 		}
 	}
