@@ -7,10 +7,6 @@ func SetWriteChunk(n int) (restore func()) {
 	return func() { writeChunk.Store(old) }
 }
 
-// MaxFramingNotes is how many header sections a connection of Serve's
-// notes ahead of the handler before it stops following its requests.
-const MaxFramingNotes = maxFramingNotes
-
 // FramingNotes feeds stream to the framing scan of a connection of Serve's
 // in pieces cut at splits (offsets into stream, in order), then takes its
 // notes: for each header section, in order, "-" (neither field), "length",
