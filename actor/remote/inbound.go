@@ -23,6 +23,18 @@ func (n *Node) onBatch(m *nats.Msg) {
 		n.malformed.Add(1)
 		return
 	}
+	if !n.knows(name, instance) {
+		// A node is first heard of from a batch that parses whole: bytes
+		// no node wrote make no member.
+		check := r
+		var f frame
+		for check.next(&f) {
+		}
+		if check.bad {
+			n.malformed.Add(1)
+			return
+		}
+	}
 	p, _ := n.peerFrom(string(name), instance)
 	if p == nil {
 		n.stale.Add(1)
@@ -132,6 +144,15 @@ func (n *Node) handle(p *peer, f *frame) {
 	case kindFail:
 		n.answer(f.to, askFailure{failure(p.name, f.reason, f.text)})
 	}
+}
+
+// knows reports whether incarnation instance of node name is the one this
+// node knows.
+func (n *Node) knows(name []byte, instance uint64) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	p := n.peers[string(name)]
+	return p != nil && p.instance == instance
 }
 
 // resolve returns the sender a frame from p names, on the inbound goroutine.

@@ -106,6 +106,9 @@ func TestMalformedBytesCounted(t *testing.T) {
 	if got := b.Stats().Malformed; got != want {
 		t.Errorf("Malformed = %d; want %d", got, want)
 	}
+	if got := strings.Join(b.Members(), ","); got != "a" {
+		t.Errorf("b's members after the garbage: %q; want a (no member made of bytes no node wrote)", got)
+	}
 }
 
 // An application that uses local actors links no NATS.
