@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -251,4 +252,48 @@ func TestNoFalseDownUnderCPUSaturation(t *testing.T) {
 		t.Errorf("%d Down events under CPU saturation; want 0", n)
 	}
 	t.Logf("%d asks answered while every core spun", asks)
+}
+
+// A node that comes back under its name before the failure bound is a new
+// incarnation: the old one is down at once (its watchers get Terminated),
+// the new one joins, and the old one's late bytes are ignored.
+func TestRestartedNodeIsANewIncarnation(t *testing.T) {
+	ns := startNATS(t)
+	a := join(t, ns, "a")
+	ev := collectEvents(t, a)
+	old := join(t, ns, "b")
+	spawn(t, old.System(), "echo", echo)
+	waitMembers(t, a, "b")
+	ref := a.Ref("b", "/echo")
+	got := watchAll(t, a, ref)
+	oldInstance := old.instance
+	old.nc.Close() // dies without a word
+
+	fresh := join(t, ns, "b")
+	spawn(t, fresh.System(), "echo", echo)
+	term := recv(t, got)
+	if term.Actor != ref || !errors.Is(term.Reason, ErrNodeDown) {
+		t.Errorf("Terminated %+v; want %v with ErrNodeDown", term, ref)
+	}
+	down := ev.wait(t, "b", Down)
+	if !strings.Contains(down.Reason.Error(), "restarted") {
+		t.Errorf("Down reason %v; want it to say the node restarted", down.Reason)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if got, err := actor.Ask[string](ctx, a.Ref("b", "/echo"), "new?"); err != nil || got != "new?" {
+		t.Fatalf("Ask of the new incarnation = %q, %v", got, err)
+	}
+	// A batch from the old incarnation is stale.
+	stale := a.Stats().Stale
+	if err := fresh.nc.Publish(a.prefix+"n.a", appendHeader(nil, "b", oldInstance)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for a.Stats().Stale == stale && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if a.Stats().Stale == stale {
+		t.Error("a batch from the old incarnation was not counted stale")
+	}
 }
