@@ -1,9 +1,11 @@
 package task_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/task"
 )
 
@@ -32,6 +34,21 @@ func BenchmarkParseCron(b *testing.B) {
 	for b.Loop() {
 		if _, err := task.ParseCron("0 9 * * MON-FRI"); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGo is task.Go and Wait of a function that returns at once, on
+// virtual, with no Tracer set.
+func BenchmarkGo(b *testing.B) {
+	exec := loom.Virtual()
+	defer exec.Shutdown(context.Background())
+	ctx := context.Background()
+	fn := func(context.Context) (int, error) { return 1, nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		if v, err := task.Go(ctx, exec, fn).Wait(ctx); v != 1 || err != nil {
+			b.Fatalf("got %d, %v; want 1, nil", v, err)
 		}
 	}
 }

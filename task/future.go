@@ -32,10 +32,15 @@ type Future[T any] struct {
 	claimed atomic.Bool
 	value   T
 	err     error
-	// The Tracer Go started the future with, and the context it
-	// returned, to end with the future; nil with no Tracer.
-	trace    Tracer
-	traceCtx context.Context
+	// trace is the Tracer Go started the future with, and the context it
+	// returned, to end with the future; nil with no Tracer, so that a
+	// future untraced carries one pointer more.
+	trace *traced
+}
+
+type traced struct {
+	t   Tracer
+	ctx context.Context
 }
 
 // Go runs fn on exec and returns its future at once. fn receives a context
@@ -65,13 +70,13 @@ func Go[T any](ctx context.Context, exec loom.Executor, fn func(context.Context)
 			return f
 		}
 	}
-	var trace Tracer
+	var trace *traced
 	if box := tracer.Load(); box != nil {
-		trace = box.t
-		ctx = trace.Start(ctx, exec)
+		ctx = box.t.Start(ctx, exec)
+		trace = &traced{box.t, ctx}
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	f := &Future[T]{done: make(chan struct{}), cancel: cancel, trace: trace, traceCtx: ctx}
+	f := &Future[T]{done: make(chan struct{}), cancel: cancel, trace: trace}
 	submitCtx := loom.OnDrop(runCtx, func(err error) {
 		if f.claimed.CompareAndSwap(false, true) {
 			f.finish(*new(T), err)
@@ -120,8 +125,8 @@ func (f *Future[T]) finish(value T, err error) {
 	f.value, f.err = value, err
 	f.cancel() // release the context's resources
 	if f.trace != nil {
-		f.trace.End(f.traceCtx, err)
-		f.traceCtx = nil
+		f.trace.t.End(f.trace.ctx, err)
+		f.trace = nil
 	}
 	close(f.done)
 }

@@ -9,7 +9,8 @@ import (
 
 // A Tracer follows the functions Go runs: the hook a tracing package
 // (task/oteltask) installs with SetTracer, so that package task links no
-// tracing library. Without one, Go costs one atomic load more.
+// tracing library. Without one, Go costs one atomic load more, and its
+// future one pointer.
 //
 // Go already hands fn a context that carries the caller's values, a trace's
 // span among them, so work fn does is traced as the caller's child with no
