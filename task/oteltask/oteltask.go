@@ -24,6 +24,7 @@ package oteltask
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"time"
 
@@ -164,6 +165,9 @@ func (in *Instrumentation) End(ctx context.Context, err error) {
 // executorName is exec's name (Stats().Name), read once per executor;
 // "" if unnamed.
 func (in *Instrumentation) executorName(exec loom.Executor) string {
+	if !reflect.TypeOf(exec).Comparable() {
+		return exec.Stats().Name // cannot be a map key
+	}
 	if n, ok := in.names.Load(exec); ok {
 		return n.(string)
 	}
