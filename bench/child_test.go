@@ -187,4 +187,22 @@ func TestStderrLogEdges(t *testing.T) {
 	if got := l.Fatal(); len(got) != fatalLines || got[fatalLines-1] != fmt.Sprintf("panic: %d", fatalLines-1) {
 		t.Errorf("Fatal() = %q; want the first %d", got, fatalLines)
 	}
+
+	// The runtime's last words are either a fatal error or a panic; its
+	// other lines say why but do not mean it died.
+	for _, tc := range []struct {
+		line string
+		died bool
+	}{
+		{"fatal error: thread exhaustion", true},
+		{"panic: boom", true},
+		{"runtime: program exceeds 10000-thread limit", false},
+		{"SIGSEGV: segmentation violation", false},
+	} {
+		l = newStderrLog()
+		fmt.Fprintln(l, tc.line)
+		if got := l.Died(); got != tc.died {
+			t.Errorf("Died() after %q = %t; want %t", tc.line, got, tc.died)
+		}
+	}
 }

@@ -85,7 +85,20 @@ func TestProgressLines(t *testing.T) {
 	if strings.Contains(out.String(), "\r") {
 		t.Errorf("progress off a terminal redrew a line: %q", out.String())
 	}
-	newProgress(nil, true, jobs).begin(0, jobs[0]) // no writer: nothing, no panic
+	noWriter := newProgress(nil, true, jobs) // no writer: nothing, no panic
+	noWriter.begin(0, jobs[0])
+	noWriter.update(load.Progress{Done: 1})
+	noWriter.end(0, jobs[0], ModelRun{Status: StatusOK})
+
+	// A run that failed without saying why shows its status alone.
+	out.Reset()
+	p = newProgress(&out, false, jobs)
+	p.begin(0, jobs[0])
+	out.Reset()
+	p.end(0, jobs[0], ModelRun{Model: "virtual", Status: StatusFailed})
+	if line := strings.TrimSuffix(out.String(), "\n"); !strings.HasSuffix(line, "  failed") {
+		t.Errorf("line %q; want it to end with the status alone, failed", line)
+	}
 }
 
 // TestProgressBar: on a terminal the bar fills with the larger of the time

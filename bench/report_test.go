@@ -236,6 +236,16 @@ func TestPrepareDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A directory holding the reports of an earlier run: they are replaced.
+	earlier := filepath.Join(base, "earlier")
+	if err := os.MkdirAll(earlier, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range reportFiles {
+		if err := os.WriteFile(filepath.Join(earlier, f.name), []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		name    string
 		dir     string
@@ -244,6 +254,7 @@ func TestPrepareDir(t *testing.T) {
 	}{
 		{"new", filepath.Join(base, "new", "deeper"), true, ""},
 		{"existing", existing, false, ""},
+		{"earlier reports", earlier, false, ""},
 		{"a file", file, false, "not a directory"},
 		// Root writes anywhere it has a directory: under a regular file
 		// nothing can be created, whoever runs the test.

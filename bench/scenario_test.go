@@ -157,3 +157,24 @@ func TestWaitLimitFormula(t *testing.T) {
 		}
 	}
 }
+
+// TestPinningLimitDefaultsToGosThreadLimit: a plan that sets no thread
+// limit is bounded by Go's default, 10,000 threads.
+func TestPinningLimitDefaultsToGosThreadLimit(t *testing.T) {
+	for _, tc := range []struct {
+		p    Plan
+		want float64
+	}{
+		{Plan{Connections: 20000, Service: time.Second}, 10000},
+		{Plan{Connections: 9999, Service: time.Second}, 9999},
+		{Plan{Connections: 20000, MaxThreads: 500, Service: time.Second}, 500},
+	} {
+		l := pinningLimit(tc.p)
+		if l.PerSecond != tc.want {
+			t.Errorf("pinningLimit(%d connections, %d threads) = %v req/s (%s); want %v", tc.p.Connections, tc.p.MaxThreads, l.PerSecond, l.Formula, tc.want)
+		}
+	}
+	if l := pinningLimit(Plan{Connections: 20000, Service: time.Second}); !strings.Contains(l.Formula, "10,000 threads allowed") {
+		t.Errorf("formula %q; want it to name 10,000 threads allowed", l.Formula)
+	}
+}
