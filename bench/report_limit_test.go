@@ -46,18 +46,19 @@ func TestReportChartsOnlyWhatWasRead(t *testing.T) {
 	samples := func(runtimeOK ...bool) []Sample {
 		var out []Sample
 		for i, ok := range runtimeOK {
-			s := Sample{At: time.Duration(i) * time.Second, RSSBytes: 123 << 20, RuntimeOK: ok, InFlight: 7}
+			s := Sample{At: time.Duration(i) * time.Second, RSSBytes: 123 << 20, RuntimeOK: ok, InFlight: 7, Limit: 7}
 			if !ok {
-				s.RSSBytes, s.InFlight = 321<<20, 999
+				s.RSSBytes, s.InFlight, s.Limit = 321<<20, 999, 999
 			}
 			out = append(out, s)
 		}
 		return out
 	}
 	sc := ScenarioResult{Name: "step", Plan: Plan{Phases: []load.Phase{{Rate: 10, Duration: time.Second}}}, Runs: []ModelRun{
-		{Model: "virtual", Status: StatusOK, Server: ServerStats{Samples: samples(true, false, true)}},
+		{Model: "virtual", Status: StatusOK, Server: ServerStats{Samples: samples(true, false, true)},
+			Load: &load.Result{Timeline: []load.Second{{Second: 0, Requests: 1, LatencyTotal: time.Millisecond}}}},
 		{Model: "peer:gin", Status: StatusOK, Server: ServerStats{Samples: samples(true, true)}},
-		{Model: "unread", Status: StatusOK, Server: ServerStats{Samples: samples(false, false)}},
+		{Model: "unread", Status: StatusOK, Server: ServerStats{Samples: samples(false, false)}, Load: &load.Result{}},
 	}}
 	chart := func(title string) string {
 		for _, snippet := range scenarioCharts(0, sc) {
@@ -74,6 +75,13 @@ func TestReportChartsOnlyWhatWasRead(t *testing.T) {
 	}
 	if strings.Contains(executor, "999") || !strings.Contains(executor, "[2,7]") {
 		t.Errorf("executor chart: want the samples read (7 at 2 s), not the one missed (999):\n%.800s", executor)
+	}
+	if limit := chart("adaptive limit over time"); strings.Contains(limit, "999") || !strings.Contains(limit, "[2,7]") {
+		t.Errorf("limit chart: want the samples read (7 at 2 s), not the one missed (999):\n%.800s", limit)
+	}
+	// A run whose generator kept no timeline has no latency over time.
+	if latency := chart("latency over time"); !strings.Contains(latency, `"name":"virtual"`) || strings.Contains(latency, `"name":"unread"`) {
+		t.Errorf("latency over time series: want virtual only:\n%.800s", latency)
 	}
 	if rss := chart("server RSS over time"); !strings.Contains(rss, "[1,321]") {
 		t.Errorf("RSS chart: want the sample whose runtime was not read (321 MiB at 1 s):\n%.800s", rss)
