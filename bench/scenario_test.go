@@ -111,6 +111,10 @@ func TestSplitModels(t *testing.T) {
 		{",,", nil},
 		{"queue=5,virtual", []string{"queue=5", "virtual"}},
 		{"nbio/limit:10,queue=20,std/pool:16", []string{"nbio/limit:10,queue=20", "std/pool:16"}},
+		// A peer is a model of its own whatever its name holds; a part
+		// without "=" is never an option, spec or not.
+		{"limit:10,peer:x=y", []string{"limit:10", "peer:x=y"}},
+		{"limit:10,bogus", []string{"limit:10", "bogus"}},
 	}
 	for _, tt := range tests {
 		if got := SplitModels(tt.list); !slices.Equal(got, tt.want) {
