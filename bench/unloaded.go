@@ -20,10 +20,16 @@ func unloaded(ctx context.Context, cfg load.Config, p Plan) ([]Percentile, int64
 		return nil, 0
 	}
 	failed := res.Errors.Total()
-	if res.Requests == 0 || failed*100 > res.Requests {
+	if !isReference(res.Requests, failed) {
 		return nil, failed
 	}
 	return percentiles(res), failed
+}
+
+// isReference reports whether an unloaded phase that served and failed so
+// many requests is a reference: it served some and failed at most 1%.
+func isReference(served, failed int64) bool {
+	return served > 0 && failed*100 <= served
 }
 
 func percentiles(res *load.Result) []Percentile {

@@ -70,3 +70,24 @@ func TestUnloadedNote(t *testing.T) {
 		t.Errorf("unloadedNote without an unloaded phase = %q; want none", got)
 	}
 }
+
+// TestIsReference takes the 1% rule at its edge: 1 failure in 100 served
+// leaves a reference, 2 do not, and nothing served never is.
+func TestIsReference(t *testing.T) {
+	for _, tc := range []struct {
+		served, failed int64
+		want           bool
+	}{
+		{0, 0, false},
+		{1, 0, true},
+		{100, 1, true},
+		{100, 2, false},
+		{99, 1, false},
+		{1000, 10, true},
+		{1000, 11, false},
+	} {
+		if got := isReference(tc.served, tc.failed); got != tc.want {
+			t.Errorf("isReference(%d served, %d failed) = %t; want %t", tc.served, tc.failed, got, tc.want)
+		}
+	}
+}

@@ -92,6 +92,7 @@ func TestParseActorModel(t *testing.T) {
 		{"nbio/virtual", `actor-echo model "nbio/virtual"`},
 		{"pool,throughput=0", `throughput "0": want a positive whole number`},
 		{"pool,throughput=lots", `throughput "lots"`},
+		{"pool,throughput=99999999999999999999", `throughput "99999999999999999999"`}, // out of range: Atoi gives its largest int
 		{"pool,queue=5", `actor-echo model "pool,queue=5"`},
 	} {
 		if _, err := parseActorModel(tc.model); err == nil || !strings.Contains(err.Error(), tc.want) {
