@@ -44,6 +44,15 @@ func idleConns() *Scenario {
 	}
 }
 
+// idleCount is how many of asked idle connections to open beside active
+// ones under a limit on connections (0: none known): what the limit leaves.
+func idleCount(asked, active, limit int) int {
+	if limit > 0 && limit-active < asked {
+		return max(limit-active, 0)
+	}
+	return asked
+}
+
 // holdIdle opens the plan's idle connections to the server (as many as
 // this process and the server may hold beside the active ones) and says
 // what they cost it. The caller closes the connections after the run;
@@ -51,11 +60,11 @@ func idleConns() *Scenario {
 // with those that opened.
 func holdIdle(ctx context.Context, srv *child, target load.Target, p Plan) (*IdleStats, *load.Held) {
 	st := &IdleStats{Asked: p.Idle}
-	n := p.Idle
 	// The server's limit is this process's: it inherits RLIMIT_NOFILE, and
 	// both hold one end of every connection.
-	if limit, why := load.ConnectionLimit(); limit > 0 && limit-p.Connections < n {
-		n = max(limit-p.Connections, 0)
+	limit, why := load.ConnectionLimit()
+	n := idleCount(p.Idle, p.Connections, limit)
+	if n < p.Idle {
 		st.Limited = why
 	}
 	before := readServer(ctx, srv)

@@ -58,3 +58,20 @@ func TestIdleNotesOnePerLimit(t *testing.T) {
 		t.Errorf("idleNotes = %q; want %q", got, want)
 	}
 }
+
+// TestIdleCount cuts the idle connections asked for to what the limit
+// leaves beside the active ones, at the edge and past it, and not at all
+// when no limit is known.
+func TestIdleCount(t *testing.T) {
+	for _, tc := range []struct{ asked, active, limit, want int }{
+		{1000, 100, 0, 1000},
+		{1000, 100, 1100, 1000},
+		{1000, 100, 1099, 999},
+		{1000, 100, 100, 0},
+		{1000, 100, 50, 0},
+	} {
+		if got := idleCount(tc.asked, tc.active, tc.limit); got != tc.want {
+			t.Errorf("idleCount(%d asked, %d active, limit %d) = %d; want %d", tc.asked, tc.active, tc.limit, got, tc.want)
+		}
+	}
+}
