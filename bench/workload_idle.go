@@ -83,10 +83,18 @@ func holdIdle(ctx context.Context, srv *child, target load.Target, p Plan) (*Idl
 	st.RSSBefore, st.RSSWithIdle = before.RSSBytes, after.RSSBytes
 	st.ThreadsBefore, st.ThreadsWithIdle = before.Threads, after.Threads
 	st.GoroutinesBefore, st.GoroutinesWithIdle = before.Goroutines, after.Goroutines
-	if st.Held > 0 && after.RSSBytes > 0 {
-		st.RSSPerConn = (float64(after.RSSBytes) - float64(before.RSSBytes)) / float64(st.Held)
-	}
+	st.RSSPerConn = rssPerConn(st.Held, before.RSSBytes, after.RSSBytes)
 	return st, held
+}
+
+// rssPerConn is what each of held idle connections added to the server's
+// RSS, from before they opened to after; 0 when none was held or the RSS
+// after could not be read.
+func rssPerConn(held int, before, after uint64) float64 {
+	if held > 0 && after > 0 {
+		return (float64(after) - float64(before)) / float64(held)
+	}
+	return 0
 }
 
 // readServer reads one sample of the server: RSS and threads from /proc,

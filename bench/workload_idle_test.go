@@ -52,6 +52,7 @@ func TestIdleNotesOnePerLimit(t *testing.T) {
 		{Model: "b", Idle: &IdleStats{Asked: 100, Held: 100}},
 		{Model: "c", Idle: held(20, "fd limit")},
 		{Model: "d", Idle: held(10, "fd limit")},
+		{Model: "e"}, // no idle phase
 	})
 	want := []string{"10 of 100 idle connections held (a, d): fd limit", "20 of 100 idle connections held (c): fd limit"}
 	if !reflect.DeepEqual(got, want) {
@@ -73,5 +74,39 @@ func TestIdleCount(t *testing.T) {
 		if got := idleCount(tc.asked, tc.active, tc.limit); got != tc.want {
 			t.Errorf("idleCount(%d asked, %d active, limit %d) = %d; want %d", tc.asked, tc.active, tc.limit, got, tc.want)
 		}
+	}
+}
+
+// TestRSSPerConn divides the RSS the idle connections added by how many
+// were held, and gives 0 where there is nothing to divide.
+func TestRSSPerConn(t *testing.T) {
+	for _, tc := range []struct {
+		held          int
+		before, after uint64
+		want          float64
+	}{
+		{10, 1000, 3000, 200},
+		{1, 1000, 1500, 500},
+		{10, 3000, 1000, -200}, // the RSS fell: said as it was measured
+		{0, 1000, 3000, 0},
+		{10, 1000, 0, 0}, // the RSS after could not be read
+	} {
+		if got := rssPerConn(tc.held, tc.before, tc.after); got != tc.want {
+			t.Errorf("rssPerConn(%d, %d, %d) = %v; want %v", tc.held, tc.before, tc.after, got, tc.want)
+		}
+	}
+}
+
+// TestIdleVerdictLeavesOutRunsThatHeldNone: a run without an idle phase or
+// one that held no idle connection has no cost to set beside the others.
+func TestIdleVerdictLeavesOutRunsThatHeldNone(t *testing.T) {
+	got := idleVerdict([]ModelRun{
+		{Model: "a", Idle: &IdleStats{Held: 10, RSSPerConn: 2048}},
+		{Model: "b", Idle: &IdleStats{Held: 0}},
+		{Model: "c"},
+		{Model: "d", Idle: &IdleStats{Held: 10, RSSPerConn: 1024}},
+	})
+	if want := "an idle connection costs 2.0 KiB on a and 1.0 KiB (0.50×) on d"; got != want {
+		t.Errorf("idleVerdict = %q; want %q", got, want)
 	}
 }
