@@ -205,6 +205,22 @@ func TestStepEdges(t *testing.T) {
 		t.Errorf("firstSettled with the window's last sample out of band = %v; want -1", got)
 	}
 
+	// The limit's band is ±20% (docs/benchmarks.md): a first sample 20%
+	// off its settled value is settled, 21% is not.
+	times = []time.Duration{0, w / 2, w, 3 * w / 2, 2 * w}
+	for _, tt := range []struct {
+		first, want float64
+	}{{120, 0}, {80, 0}, {121, 0.5}, {79, 0.5}} {
+		if got := firstSettled(0, 2*w, times, []float64{tt.first, 100, 100, 100, 100}, 100, limitBand); got != tt.want {
+			t.Errorf("firstSettled of a limit first at %v, then 100 = %v; want %v", tt.first, got, tt.want)
+		}
+	}
+	// Only the window after a sample counts: a sample out of band later
+	// does not unsettle it.
+	if got := firstSettled(0, 2*w, times, []float64{100, 100, 100, 100, 200}, 100, 0.1); got != 0 {
+		t.Errorf("firstSettled with a sample out of band after the window = %v; want 0", got)
+	}
+
 	at := servedAt([]ClientSample{{At: time.Second, Served: 10}, {At: 3 * time.Second, Served: 30}})
 	for _, tt := range []struct {
 		t    time.Duration
@@ -226,5 +242,24 @@ func TestStepEdges(t *testing.T) {
 	}
 	if got := afterSeconds(-1); got != "not settled before the phase ended" {
 		t.Errorf("afterSeconds(-1) = %q", got)
+	}
+}
+
+// TestSettleUsesWhatWasRead: a limit sample the runtime did not answer in
+// time is no reading, and a run without the generator's samples has no
+// goodput to settle.
+func TestSettleUsesWhatWasRead(t *testing.T) {
+	phases := stepPhases(4 * time.Second)
+	run := ModelRun{Model: "adaptive", Status: StatusOK, Server: ServerStats{Samples: []Sample{
+		{At: time.Second, RuntimeOK: true, Limit: 10},
+		{At: 3 * time.Second, Limit: 99}, // not read in time
+		{At: 5 * time.Second, RuntimeOK: true, Limit: 20},
+	}}}
+	steps := settle(phases, 1000, run)
+	if len(steps) != 2 {
+		t.Fatalf("%d steps; want 2", len(steps))
+	}
+	if up := steps[0]; up.LimitBefore != 10 || up.GoodputSeconds != -1 || up.SettledGoodput != 0 {
+		t.Errorf("step up: limit before %d, goodput settled after %v at %v; want 10, and none (-1, 0)", up.LimitBefore, up.GoodputSeconds, up.SettledGoodput)
 	}
 }
