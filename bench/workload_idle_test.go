@@ -66,6 +66,7 @@ func TestIdleNotesOnePerLimit(t *testing.T) {
 func TestIdleCount(t *testing.T) {
 	for _, tc := range []struct{ asked, active, limit, want int }{
 		{1000, 100, 0, 1000},
+		{1000, 100, 5000, 1000},
 		{1000, 100, 1100, 1000},
 		{1000, 100, 1099, 999},
 		{1000, 100, 100, 0},
