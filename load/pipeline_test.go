@@ -191,3 +191,46 @@ func TestPipelineRetriesClosedKeepAlive(t *testing.T) {
 		t.Errorf("server answered %d; want 16", answered)
 	}
 }
+
+// TestPipelineResendsOnlyAWholeReplayableBatch: the server answers some
+// requests on each connection, then reads one more and closes. A batch
+// goes again on a new connection only when its first response found a
+// reused connection closed and every request in it is replayable; a batch
+// holding a POST, a batch cut after its first response, and one on a new
+// connection are counted as failed, never sent twice.
+func TestPipelineResendsOnlyAWholeReplayableBatch(t *testing.T) {
+	for _, tc := range []struct {
+		name                     string
+		methods                  []string
+		answered, pipeline       int
+		requests                 int64
+		seen, served, failed, co int64
+	}{
+		{"all GETs", []string{"GET"}, 2, 2, 4, 5, 4, 0, 2},
+		{"a POST inside", []string{"GET", "POST", "GET"}, 3, 3, 6, 4, 3, 3, 1},
+		{"cut after the first", []string{"GET"}, 3, 2, 4, 4, 3, 1, 1},
+		{"a new connection", []string{"GET"}, 0, 2, 2, 1, 0, 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, seen := dropServer(t, tc.answered)
+			var targets []Target
+			for _, m := range tc.methods {
+				tg := Target{Method: m, URL: url}
+				if m == "POST" {
+					tg.Body = []byte("x")
+				}
+				targets = append(targets, tg)
+			}
+			res := mustRun(t, Config{Targets: targets, Connections: 1, Requests: tc.requests, Pipeline: tc.pipeline, Timeout: 5 * time.Second})
+			if got := seen.Load(); got != tc.seen {
+				t.Errorf("server read %d requests; want %d", got, tc.seen)
+			}
+			if res.Requests != tc.served || res.Errors.Total() != tc.failed {
+				t.Errorf("served %d, errors %+v; want %d served, %d failed", res.Requests, res.Errors, tc.served, tc.failed)
+			}
+			if res.Connects != tc.co {
+				t.Errorf("connects %d; want %d", res.Connects, tc.co)
+			}
+		})
+	}
+}
