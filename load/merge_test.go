@@ -156,15 +156,24 @@ func TestMergeIntoAnEmptyResult(t *testing.T) {
 	a.Start = early.Add(time.Second)
 	b := resultOf(t, []time.Duration{2 * time.Millisecond})
 	b.Start = early
-	sum := &Result{Mode: Closed}
-	// The earliest first: a later run must not move the start again.
-	for _, r := range []*Result{b, a, {Mode: Closed}} {
-		if err := sum.Merge(r); err != nil {
-			t.Fatalf("Merge(start %s, histogram %v): %v", r.Start, r.hist != nil, err)
+	// The earliest first, then last: a later run must not move the start
+	// again, and an earlier one must.
+	for _, order := range [][]*Result{{b, a, {Mode: Closed}}, {a, {Mode: Closed}, b}} {
+		sum := &Result{Mode: Closed}
+		for _, r := range order {
+			if err := sum.Merge(r); err != nil {
+				t.Fatalf("Merge(start %s, histogram %v): %v", r.Start, r.hist != nil, err)
+			}
+		}
+		if !sum.Start.Equal(early) {
+			t.Errorf("merged start %s; want the earliest, %s", sum.Start, early)
 		}
 	}
-	if !sum.Start.Equal(early) {
-		t.Errorf("merged start %s; want the earliest, %s", sum.Start, early)
+	sum := &Result{Mode: Closed}
+	for _, r := range []*Result{b, a} {
+		if err := sum.Merge(r); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if sum.Requests != 2 || sum.Latency.Max != 2*time.Millisecond {
 		t.Errorf("merged requests %d, max %s; want 2, 2ms", sum.Requests, sum.Latency.Max)
