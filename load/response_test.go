@@ -49,6 +49,10 @@ func TestParseResponse(t *testing.T) {
 		{name: "two lengths", in: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok", wantError: true},
 		{name: "bad length", in: "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", wantError: true},
 		{name: "bad status line", in: "HTTP/2 200 OK\r\n\r\n", wantError: true},
+		{name: "not HTTP", in: "XTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", wantError: true},
+		// A coding other than chunked last: the body lasts until the
+		// connection closes, whatever its length says.
+		{name: "unknown coding beats length", in: "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 2\r\n\r\nokmore", status: 200, body: "okmore", close: true},
 		{name: "status with letters", in: "HTTP/1.1 2x0 OK\r\n\r\n", wantError: true},
 		{name: "header without colon", in: "HTTP/1.1 200 OK\r\nnonsense\r\n\r\n", wantError: true},
 		{name: "folded header", in: "HTTP/1.1 200 OK\r\nX: a\r\n b\r\n\r\n", wantError: true},
