@@ -596,6 +596,7 @@ func describeErrors(res *load.Result) string {
 	add(e.Status, "unexpected status")
 	add(e.Body, "body without the marker")
 	add(e.Timeout, "timeouts")
+	add(e.TimeoutUnsent, "timeouts waiting for a connection (not sent)")
 	add(e.Refused, "refused")
 	add(e.Reset, "resets")
 	add(e.Connect, "connect errors")

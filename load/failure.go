@@ -24,6 +24,10 @@ const (
 	failClosed
 	failStatus
 	failBody
+	// failTimeoutUnsent: open loop, the request's timeout, counted from
+	// when it was due, passed while it waited for a free connection; it was
+	// never sent.
+	failTimeoutUnsent
 	// aborted: the run ended while the request was in flight. Such requests
 	// are neither served nor failed: they were cut off by the caller.
 	aborted
@@ -50,6 +54,8 @@ func (e *Errors) add(f failure) {
 		e.Status++
 	case failBody:
 		e.Body++
+	case failTimeoutUnsent:
+		e.TimeoutUnsent++
 	}
 }
 
@@ -64,6 +70,7 @@ func (e *Errors) merge(o Errors) {
 	e.Closed += o.Closed
 	e.Status += o.Status
 	e.Body += o.Body
+	e.TimeoutUnsent += o.TimeoutUnsent
 }
 
 // classify names the cause of an I/O error; def is used when nothing more

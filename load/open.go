@@ -35,7 +35,8 @@ func (r *runner) dueBefore(d time.Duration) int64 { return r.sched.dueBefore(d) 
 // (and so connections) as needed up to MaxConns, and returns when both the
 // planned length has passed and the last response arrived. A request that
 // finds no free worker waits for the first one free, new or old; if it
-// starts late, its latency still counts from when it was due.
+// starts late, its latency and its timeout still count from when it was
+// due, and if its timeout passes first it is not sent (TimeoutUnsent).
 func (r *runner) runOpen() time.Time {
 	due := make(chan int64, r.cfg.MaxConns)
 	var wg sync.WaitGroup
@@ -133,16 +134,24 @@ func (w *worker) openLoop(due <-chan int64) {
 		if !more {
 			return
 		}
+		intended := r.start.Add(r.at(i))
+		now := time.Now()
+		// A client's timeout runs from when it meant to send: a request
+		// that waited it out for a free connection is given up unsent, and
+		// one sent late has only what is left of it.
+		if r.timeout > 0 && now.Sub(intended) >= r.timeout {
+			w.late++
+			w.record(failTimeoutUnsent, 0, now, 0)
+			continue
+		}
 		if r.stopped.Load() { // due but never sent
 			w.late++
 			continue
 		}
-		intended := r.start.Add(r.at(i))
-		now := time.Now()
 		if now.Sub(intended) > LateAfter {
 			w.late++
 		}
-		f, status := w.exchange(int(i%int64(len(r.reqs))), now)
+		f, status := w.exchange(int(i%int64(len(r.reqs))), intended)
 		if f == aborted {
 			continue
 		}

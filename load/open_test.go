@@ -288,3 +288,73 @@ func TestOpenLoopWithoutTimeoutWaitsForItsResponses(t *testing.T) {
 		t.Errorf("served %d, server saw %d; want %d each (errors %+v)", res.Requests, count.Load(), n, res.Errors)
 	}
 }
+
+func TestOpenLoopTimeoutCountsFromTheSchedule(t *testing.T) {
+	// The server takes 100 ms a request and the run may use 2 connections:
+	// it serves 20/s of the 100/s due, so due requests queue in the
+	// generator. Each request's 300 ms timeout runs from when it was due, so
+	// no served request took longer than that, however long the queue; the
+	// rest fail as timeouts, sent or not. Counting from when a request went
+	// out instead serves requests seconds after they were due.
+	const timeout = 300 * time.Millisecond
+	srv, _ := countingServer(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(100 * time.Millisecond)
+		w.Write([]byte("ok"))
+	})
+	res := mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Rate: 100, Duration: time.Second,
+		MaxConns: 2, Timeout: timeout})
+	t.Logf("served %d, errors %+v, scheduled %d, sent %d, late %d, max latency %s",
+		res.Requests, res.Errors, res.Scheduled, res.Sent, res.Late, res.Latency.Max)
+	if res.Scheduled != 100 {
+		t.Errorf("scheduled %d; want 100", res.Scheduled)
+	}
+	if got := res.Requests + res.Errors.Total(); got != res.Scheduled {
+		t.Errorf("served %d + failed %d = %d; want every one of the %d requests due counted", res.Requests, res.Errors.Total(), got, res.Scheduled)
+	}
+	if failed := res.Errors.Timeout + res.Errors.TimeoutUnsent; failed != res.Errors.Total() || failed < 50 {
+		t.Errorf("errors %+v; want only timeouts, at least 50 of them (the server serves 20 of the 100 in time at most)", res.Errors)
+	}
+	// The read deadline is the request's due time plus the timeout; the
+	// slack is only what reading the clock after the read may add.
+	if limit := timeout + 100*time.Millisecond; res.Latency.Max > limit {
+		t.Errorf("slowest served request took %s from when it was due; want at most %s", res.Latency.Max, limit)
+	}
+}
+
+func TestOpenLoopGivesUpARequestWhoseTimeoutPassedUnsent(t *testing.T) {
+	// A worker takes requests due long ago: 50 whose 5 s timeout passed a
+	// minute back, and 5 due within the last second. Only the 5 reach the
+	// server; the 50 fail as timeouts unsent.
+	srv, count := countingServer(t, hello)
+	r, err := newRunner(Config{Targets: []Target{{URL: srv.URL}}, Rate: 10, MaxConns: 1, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	defer r.cancel()
+	r.start = time.Now().Add(-60 * time.Second) // request i was due i/10 s after it
+	due := make(chan int64, 55)
+	for i := range int64(50) {
+		due <- i // due 55 s to 60 s ago
+	}
+	for i := int64(595); i < 600; i++ {
+		due <- i // due 0.1 s to 0.5 s ago
+	}
+	close(due)
+	w := r.addWorker()
+	r.starting.Add(1)
+	w.openLoop(due)
+	res, err := r.result(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Errors.TimeoutUnsent != 50 || res.Errors.Total() != 50 {
+		t.Errorf("errors %+v; want 50 timeouts unsent and nothing else", res.Errors)
+	}
+	if res.Requests != 5 || res.Sent != 5 || count.Load() != 5 {
+		t.Errorf("served %d, sent %d, server saw %d; want 5 each", res.Requests, res.Sent, count.Load())
+	}
+	if res.Late != 55 {
+		t.Errorf("late %d; want 55 (all started over %s after they were due)", res.Late, LateAfter)
+	}
+}

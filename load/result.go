@@ -102,18 +102,23 @@ type Result struct {
 type Errors struct {
 	Connect int64 `json:"connect"` // connection attempt failed (not refused), its timeout included
 	Refused int64 `json:"refused"` // connection refused
-	Timeout int64 `json:"timeout"` // a request on an open connection took longer than Config.Timeout
+	Timeout int64 `json:"timeout"` // a request sent on an open connection outlasted Config.Timeout (open loop: counted from when it was due)
 	Read    int64 `json:"read"`    // reading or parsing the response failed
 	Write   int64 `json:"write"`   // writing the request failed
 	Reset   int64 `json:"reset"`   // the peer reset the connection
 	Closed  int64 `json:"closed"`  // the server closed the connection before any byte of the response; not sent again
 	Status  int64 `json:"status"`  // the status code was not expected
 	Body    int64 `json:"body"`    // the body lacked Config.ExpectBody
+	// TimeoutUnsent counts open-loop requests whose timeout, counted from
+	// when they were due, passed while they waited in the generator for a
+	// free connection (all MaxConns busy): they were never sent, as a real
+	// client that gave up would not send them.
+	TimeoutUnsent int64 `json:"timeout_unsent"`
 }
 
 // Total returns the sum of all causes.
 func (e Errors) Total() int64 {
-	return e.Connect + e.Refused + e.Timeout + e.Read + e.Write + e.Reset + e.Closed + e.Status + e.Body
+	return e.Connect + e.Refused + e.Timeout + e.Read + e.Write + e.Reset + e.Closed + e.Status + e.Body + e.TimeoutUnsent
 }
 
 // Latency summarises a latency histogram.

@@ -33,8 +33,8 @@ func (r *Result) WriteText(w io.Writer) error {
 	fmt.Fprintf(b, "  %d requests in %s, %s read (%d sent, %d connections opened, %d reconnects)\n",
 		r.Requests, formatElapsed(r.Elapsed), formatBytes(float64(r.Bytes)), r.Sent, r.Connects, r.Reconnects)
 	if e := r.Errors; e.Total() > 0 {
-		fmt.Fprintf(b, "  Errors: connect %d, refused %d, timeout %d, read %d, write %d, reset %d, closed %d, status %d, body %d\n",
-			e.Connect, e.Refused, e.Timeout, e.Read, e.Write, e.Reset, e.Closed, e.Status, e.Body)
+		fmt.Fprintf(b, "  Errors: connect %d, refused %d, timeout %d, read %d, write %d, reset %d, closed %d, status %d, body %d, timeout unsent %d\n",
+			e.Connect, e.Refused, e.Timeout, e.Read, e.Write, e.Reset, e.Closed, e.Status, e.Body, e.TimeoutUnsent)
 	}
 	if len(r.Status) > 0 {
 		codes := make([]int, 0, len(r.Status))

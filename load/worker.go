@@ -110,14 +110,15 @@ func (w *worker) closeAll() {
 	}
 }
 
-// exchange sends target i and reads its response. If a reused keep-alive
+// exchange sends target i and reads its response, which must arrive within
+// Config.Timeout of from. If a reused keep-alive
 // connection turns out closed before any byte of the response arrived, the
 // request goes again once on a new connection, as net/http does, provided
 // sending it twice is harmless: none of it was written, or it is replayable
 // (see replayable). Otherwise its failure is counted (failClosed for a clean
 // close), so that a benchmark of POSTs never counts one request where the
 // server processed two.
-func (w *worker) exchange(i int, now time.Time) (failure, int) {
+func (w *worker) exchange(i int, from time.Time) (failure, int) {
 	req := &w.r.reqs[i]
 	c := &w.conns[req.addrIndex]
 	for attempt := 0; ; attempt++ {
@@ -125,7 +126,7 @@ func (w *worker) exchange(i int, now time.Time) (failure, int) {
 			return f, 0
 		}
 		reused := c.used
-		f, status, retry, written := w.try(c, req, now)
+		f, status, retry, written := w.try(c, req, from)
 		if retry && reused && attempt == 0 {
 			continue
 		}
@@ -139,11 +140,12 @@ func (w *worker) exchange(i int, now time.Time) (failure, int) {
 // try makes one attempt on an open connection. retry reports that the
 // connection was found closed by the server before any byte of a response
 // arrived and that sending req again cannot repeat its effect on the server;
-// written that the request was written.
-func (w *worker) try(c *clientConn, req *request, now time.Time) (f failure, status int, retry, written bool) {
+// written that the request was written. The exchange must end within
+// Config.Timeout of from.
+func (w *worker) try(c *clientConn, req *request, from time.Time) (f failure, status int, retry, written bool) {
 	r := w.r
 	if r.timeout > 0 {
-		_ = c.nc.SetDeadline(now.Add(r.timeout))
+		_ = c.nc.SetDeadline(from.Add(r.timeout))
 	}
 	if r.stopped.Load() { // checked after SetDeadline, so a stop cannot be overwritten
 		return aborted, 0, false, false
