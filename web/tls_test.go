@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -269,27 +270,65 @@ func TestWriteTimeoutOverHTTP2(t *testing.T) {
 	})
 }
 
-// TestGracefulShutdownDrainsHTTP2Streams: a stream in flight when Serve is
-// told to stop gets its whole response, and Serve returns nil.
+// TestGracefulShutdownDrainsHTTP2Streams: streams in flight on one
+// connection when Serve is told to stop each get their whole response once
+// the listener has closed (so shutdown is under way), and Serve returns nil.
 func TestGracefulShutdownDrainsHTTP2Streams(t *testing.T) {
+	const n = 4
 	certs := webtest.NewCerts(t)
-	app := newApp(t, web.WithTLS(certs.CertFile, certs.KeyFile), web.WithShutdownGrace(10*time.Second))
-	entered, leave := make(chan struct{}), make(chan struct{})
+	app := newApp(t, web.WithTLS(certs.CertFile, certs.KeyFile), web.WithShutdownGrace(20*time.Second))
+	var entered sync.WaitGroup
+	entered.Add(n)
+	leave := make(chan struct{})
+	release := sync.OnceFunc(func() { close(leave) })
+	defer release() // on a failure, before the cleanup's stop
+	var mu sync.Mutex
+	remotes := map[string]bool{}
 	app.Get("/slow", func(w http.ResponseWriter, r *http.Request) error {
-		close(entered)
+		mu.Lock()
+		remotes[r.RemoteAddr] = true
+		mu.Unlock()
+		entered.Done()
 		<-leave
 		_, err := io.WriteString(w, "finished "+r.Proto)
 		return err
 	})
 	url, stop := serveTLS(t, app)
-	got := webtest.GetAsync(certs.Client(t), url+"/slow")
-	<-entered
+	client := certs.Client(t)
+	client.Transport.(*http.Transport).MaxConnsPerHost = 1
+	results := make([]<-chan webtest.Result, n)
+	for i := range results {
+		results[i] = webtest.GetAsync(client, url+"/slow")
+	}
+	entered.Wait()
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
-	time.Sleep(100 * time.Millisecond) // shutdown under way, the stream still in its handler
-	close(leave)
-	if r := <-got; r.Err != nil || r.Status != 200 || r.Body != "finished HTTP/2.0" {
-		t.Errorf("in-flight stream: got %d %q %v; want 200 %q", r.Status, r.Body, r.Err, "finished HTTP/2.0")
+	addr := strings.TrimPrefix(url, "https://")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			break // the listener is closed: shutdown is under way, the streams still in their handlers
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the listener still accepts 20 s after Serve was told to stop")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case err := <-stopped:
+		t.Fatalf("Serve returned %v with %d streams still in their handlers", err, n)
+	default:
+	}
+	release()
+	for i, got := range results {
+		if r := <-got; r.Err != nil || r.Status != 200 || r.Body != "finished HTTP/2.0" {
+			t.Errorf("in-flight stream %d: got %d %q %v; want 200 %q", i, r.Status, r.Body, r.Err, "finished HTTP/2.0")
+		}
+	}
+	if len(remotes) != 1 {
+		t.Errorf("the streams came over %d connections; want 1", len(remotes))
 	}
 	if err := <-stopped; err != nil {
 		t.Errorf("Serve: got %v; want nil after a clean shutdown", err)
