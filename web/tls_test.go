@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loomrt/loom"
 	"github.com/loomrt/loom/web"
 	"github.com/loomrt/loom/web/internal/webtest"
 )
@@ -106,6 +108,65 @@ func TestHTTP2MultiplexesOnOneConnection(t *testing.T) {
 	}
 	if len(remotes) != 1 {
 		t.Errorf("requests came over %d connections; want 1", len(remotes))
+	}
+}
+
+// TestHTTP2StreamsOnARoutesExecutor: each stream of one HTTP/2 connection
+// is a request on its route's executor. With a limit of 2 and no queue,
+// two streams hold the slots, the next ones on the same connection are
+// refused with 503 and Retry-After at once, a route on another executor is
+// served meanwhile, and the held streams finish once released.
+func TestHTTP2StreamsOnARoutesExecutor(t *testing.T) {
+	certs := webtest.NewCerts(t)
+	app := newApp(t, web.WithTLS(certs.CertFile, certs.KeyFile))
+	slots := loom.Limit(2, loom.WithName("slots"))
+	t.Cleanup(func() { _ = slots.Shutdown(context.Background()) })
+	var entered sync.WaitGroup
+	entered.Add(2)
+	leave := make(chan struct{})
+	release := sync.OnceFunc(func() { close(leave) })
+	defer release()
+	app.Get("/held", func(w http.ResponseWriter, r *http.Request) error {
+		entered.Done()
+		<-leave
+		_, err := io.WriteString(w, r.Proto)
+		return err
+	}, web.WithExecutor(slots))
+	app.Get("/free", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.WriteString(w, r.Proto)
+		return err
+	})
+	url, _ := serveTLS(t, app)
+	client := certs.Client(t)
+	client.Transport.(*http.Transport).MaxConnsPerHost = 1
+
+	held := []<-chan webtest.Result{webtest.GetAsync(client, url+"/held"), webtest.GetAsync(client, url+"/held")}
+	entered.Wait()
+	quick := *client // a refusal comes at once; a request queued would wait for the release
+	quick.Timeout = 20 * time.Second
+	for i := range 2 {
+		resp, err := quick.Get(url + "/held")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || resp.ProtoMajor != 2 {
+			t.Errorf("stream %d past the limit: got %d %s, Retry-After %q; want 503 over HTTP/2 with Retry-After",
+				i, resp.StatusCode, resp.Proto, resp.Header.Get("Retry-After"))
+		}
+	}
+	if r := <-webtest.GetAsync(client, url+"/free"); r.Err != nil || r.Status != 200 || r.Body != "HTTP/2.0" {
+		t.Errorf("a route on another executor: got %d %q %v; want 200 HTTP/2.0", r.Status, r.Body, r.Err)
+	}
+	release()
+	for i, got := range held {
+		if r := <-got; r.Err != nil || r.Status != 200 || r.Body != "HTTP/2.0" {
+			t.Errorf("held stream %d: got %d %q %v; want 200 HTTP/2.0", i, r.Status, r.Body, r.Err)
+		}
+	}
+	if s := slots.Stats(); s.Completed != 2 || s.Rejected != 2 {
+		t.Errorf("the route's executor completed %d and rejected %d; want 2 and 2", s.Completed, s.Rejected)
 	}
 }
 
