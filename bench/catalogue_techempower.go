@@ -129,27 +129,29 @@ func dbPoolScenario() *Scenario {
 	return &Scenario{
 		Name: "db-pool",
 		Workload: fmt.Sprintf("GET /db-pool takes a connection from a pgxpool of %d and holds it through SELECT pg_sleep(0.005); "+
-			"%d client connections, each sending its next request when the last is answered, giving up after 1 s", dbPoolSize, dbPoolClients),
+			"requests arrive at twice the pool's capacity (%s req/s) on at most %d client connections, each giving up 1 s after "+
+			"it was due, sent or not", dbPoolSize, count(int64(2*capacity)), dbPoolClients),
 		Seed: "The virtual-thread pitfall with a real database: handlers no longer wait for a thread, they all wait for a " +
 			"connection in the driver's pool, and latency climbs with the queue there",
-		Changes: fmt.Sprintf("%d connections for 6 s, 1 s client timeout; each run begins with %s req/s for 2 s, measured only for its "+
-			"p99 (the unloaded reference). limit:10 admits as many requests as the pool has connections and queues 10 or 100 more, "+
-			"answering 503 beyond; adaptive finds its limit from latency; pool:10 and pool:200 queue what their workers cannot take. "+
+		Changes: fmt.Sprintf("Open loop at %s req/s for 6 s, at most %d connections, 1 s client timeout counted from each "+
+			"request's due time; each run begins with %s req/s for 2 s, measured only for its p99 (the unloaded reference). "+
+			"limit:10 admits as many requests as the pool has connections and queues 10 or 100 more, answering 503 beyond; "+
+			"adaptive finds its limit from latency; pool:10 and pool:200 queue what their workers cannot take. "+
 			"Left out of --quick: `--quick --scenario db-pool` runs virtual and limit:10,queue=10 for 0.6 s.",
-			dbPoolClients, count(int64(capacity/10))),
+			count(int64(2*capacity)), dbPoolClients, count(int64(capacity/10))),
 		Full: Plan{
 			Models:      []string{"virtual", "limit:10,queue=10", "limit:10,queue=100", "adaptive", "pool:10", "pool:200"},
-			Connections: dbPoolClients, Duration: 6 * time.Second, Timeout: time.Second, Service: dbPoolHold,
+			Connections: dbPoolClients, Rate: 2 * capacity, Duration: 6 * time.Second, Timeout: time.Second, Service: dbPoolHold,
 			UnloadedRate: capacity / 10, UnloadedDuration: 2 * time.Second,
 		},
 		Quick: Plan{
-			Models: []string{"virtual", "limit:10,queue=10"}, Connections: dbPoolClients,
+			Models: []string{"virtual", "limit:10,queue=10"}, Connections: dbPoolClients, Rate: 2 * capacity,
 			Duration: 600 * time.Millisecond, Timeout: time.Second, Service: dbPoolHold,
 			UnloadedRate: capacity / 10, UnloadedDuration: 400 * time.Millisecond,
 		},
 		Limit: func(p Plan) Limit {
-			return Limit{PerSecond: capacity, Formula: fmt.Sprintf("goodput at most %d connections ÷ %s = %s req/s, whatever the %d clients ask",
-				dbPoolSize, dbPoolHold, count(int64(capacity)), p.Connections)}
+			return Limit{PerSecond: capacity, Formula: fmt.Sprintf("goodput at most %d connections ÷ %s = %s req/s, whatever is offered (%s req/s)",
+				dbPoolSize, dbPoolHold, count(int64(capacity)), count(int64(p.Rate)))}
 		},
 		Targets:         get("/db-pool"),
 		ExpectBody:      dbPoolBody,
