@@ -189,6 +189,29 @@ const childEnv = "LOOM_REMOTE_TEST_CHILD"
 // failAfterEnv sets the child node's failure bound (WithFailureDetector).
 const failAfterEnv = "LOOM_REMOTE_TEST_FAIL_AFTER"
 
+// spinEnv makes the child node run that many goroutines that spin on the
+// CPU until it ends.
+const spinEnv = "LOOM_REMOTE_TEST_SPIN"
+
+// spin starts k goroutines that compute without pause until stop closes.
+func spin(k int, stop <-chan struct{}, wg *sync.WaitGroup) {
+	for range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for x := 0; ; x++ {
+				if x%1024 == 0 {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+				}
+			}
+		}()
+	}
+}
+
 func runChild(name string) int {
 	sys, err := actor.NewSystem()
 	if err != nil {
@@ -212,8 +235,15 @@ func runChild(name string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	stop := make(chan struct{})
+	var spinners sync.WaitGroup
+	if k, err := strconv.Atoi(os.Getenv(spinEnv)); err == nil {
+		spin(k, stop, &spinners)
+	}
 	fmt.Println("ready")
 	_, _ = io.Copy(io.Discard, os.Stdin)
+	close(stop)
+	spinners.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = sys.Shutdown(ctx)

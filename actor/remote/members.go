@@ -160,6 +160,9 @@ func (n *Node) onHeartbeat(m *nats.Msg) {
 		return
 	}
 	if name == n.name {
+		if instance == n.instance && kind != beatRefused {
+			n.echoed.Store(time.Now().UnixNano())
+		}
 		return // our own, or a namesake's
 	}
 	switch kind {
@@ -257,7 +260,13 @@ func (n *Node) peerFrom(name string, instance uint64) (p *peer, isNew bool) {
 // monitor sends heartbeats and declares down the nodes silent past the
 // failure bound. While this node's own connection is down it declares
 // nothing: the silence is its own. Once reconnected, every node gets a full
-// bound from then to be heard again.
+// bound from then to be heard again. Nor does it declare while its own
+// heartbeats come back late: then what this node has not yet read, not
+// what the others did not send, may be the silence (a process whose
+// goroutines outnumber its cores many times over reads its socket late).
+// Heartbeats arrive on one subscription in the order the server relays
+// them, so once this node has read its latest heartbeat it has read the
+// others' sent before it.
 func (n *Node) monitor() {
 	defer n.wg.Done()
 	t := time.NewTicker(n.heartbeat)
@@ -285,6 +294,9 @@ func (n *Node) monitor() {
 		} else {
 			n.beat(beatAlive)
 		}
+		if n.lagging(now) {
+			continue
+		}
 		var silent []*peer
 		n.mu.Lock()
 		for _, p := range n.peers {
@@ -297,6 +309,16 @@ func (n *Node) monitor() {
 			n.remove(p, fmt.Errorf("%w: %s silent for %v", ErrNodeDown, p.name, n.failAfter), Down)
 		}
 	}
+}
+
+// lagging reports whether this node's own heartbeats come back later than
+// two heartbeats: its reading of the heartbeat subject is behind. A
+// connection without echo never hears its own, and never lags.
+func (n *Node) lagging(now time.Time) bool {
+	if n.nc.Opts.NoEcho {
+		return false
+	}
+	return now.Sub(time.Unix(0, n.echoed.Load())) > 2*n.heartbeat
 }
 
 // remove ends incarnation p: its Refs' watchers get Terminated with

@@ -3,7 +3,10 @@ package remote
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -163,7 +166,7 @@ func TestKilledNodeIsDownWithinBound(t *testing.T) {
 	a := join(t, ns, "a")
 	c := startChild(t, ns, "", "victim")
 	waitMembers(t, a, "victim")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ref, err := a.Lookup(ctx, "echo")
 	if err != nil {
@@ -295,5 +298,171 @@ func TestRestartedNodeIsANewIncarnation(t *testing.T) {
 	}
 	if a.Stats().Stale == stale {
 		t.Error("a batch from the old incarnation was not counted stale")
+	}
+}
+
+// A node whose process runs far more CPU-bound goroutines than it has
+// cores (32 per core, as CPU-bound actors on a virtual dispatcher would)
+// reads its socket late, but its heartbeats go out: neither side declares
+// the other down, and its actors still answer.
+func TestBusyNodeIsNotDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spins a child process's cores for 7.5 s")
+	}
+	ns := startNATS(t)
+	a := join(t, ns, "a")
+	ev := collectEvents(t, a)
+	startChild(t, ns, "", "busy", spinEnv+"="+strconv.Itoa(32*runtime.GOMAXPROCS(0)))
+	waitMembers(t, a, "busy")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ref, err := a.Lookup(ctx, "echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * DefaultFailAfter)
+	if got, err := actor.Ask[string](ctx, ref, "still there?"); err != nil || got != "still there?" {
+		t.Errorf("Ask of the busy node = %q, %v", got, err)
+	}
+	// The busy node, had it declared a down, would have told a so: a
+	// counts a Down either way.
+	if n := ev.count(Down); n != 0 {
+		ev.mu.Lock()
+		t.Errorf("%d Down events while the node was busy; want 0: %v", n, ev.list)
+		ev.mu.Unlock()
+	}
+	if got := strings.Join(a.Members(), ","); got != "busy" {
+		t.Errorf("a sees %q; want busy", got)
+	}
+}
+
+// relay forwards TCP connections to target; while its reads are held,
+// nothing goes from target to the clients, as if they read their sockets
+// late, while what they send still goes through.
+type relay struct {
+	l    net.Listener
+	mu   sync.Mutex
+	gate chan struct{} // while not nil, reads wait for it to close
+	wg   sync.WaitGroup
+}
+
+func (r *relay) hold() {
+	r.mu.Lock()
+	r.gate = make(chan struct{})
+	r.mu.Unlock()
+}
+
+func (r *relay) release() {
+	r.mu.Lock()
+	close(r.gate)
+	r.gate = nil
+	r.mu.Unlock()
+}
+
+func startRelay(t *testing.T, target string) *relay {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &relay{l: l}
+	var conns []net.Conn
+	var mu sync.Mutex
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c, s)
+			mu.Unlock()
+			r.wg.Add(2)
+			go func() { defer r.wg.Done(); _, _ = io.Copy(s, c); s.Close() }()
+			go func() {
+				defer r.wg.Done()
+				buf := make([]byte, 32<<10)
+				for {
+					k, err := s.Read(buf)
+					r.mu.Lock()
+					gate := r.gate
+					r.mu.Unlock()
+					if gate != nil {
+						<-gate
+					}
+					if k > 0 {
+						if _, werr := c.Write(buf[:k]); werr != nil {
+							break
+						}
+					}
+					if err != nil {
+						break
+					}
+				}
+				c.Close()
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		r.mu.Lock()
+		if r.gate != nil {
+			close(r.gate)
+			r.gate = nil
+		}
+		r.mu.Unlock()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		r.wg.Wait()
+	})
+	return r
+}
+
+func (r *relay) url() string { return "nats://" + r.l.Addr().String() }
+
+// A node that reads its socket late (what a process with many more
+// CPU-bound goroutines than cores does) declares no node down for the
+// silence it has not read yet: its own heartbeats come back late too.
+// Nor is it declared down: its heartbeats go out.
+func TestLateReaderDeclaresNoneDown(t *testing.T) {
+	ns := startNATS(t)
+	r := startRelay(t, "127.0.0.1:"+strconv.Itoa(ns.port))
+	a := join(t, ns, "a")
+	late, err := Join(newSystem(t), "late", WithURL(r.url()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = late.Leave(ctx)
+	})
+	evA, evLate := collectEvents(t, a), collectEvents(t, late)
+	spawn(t, late.System(), "echo", echo)
+	waitMembers(t, a, "late")
+	waitMembers(t, late, "a")
+	r.hold()
+	time.Sleep(2 * DefaultFailAfter)
+	r.release()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if got, err := actor.Ask[string](ctx, a.Ref("late", "/echo"), "back?"); err != nil || got != "back?" {
+		t.Errorf("Ask after the late read = %q, %v", got, err)
+	}
+	if n := evA.count(Down) + evLate.count(Down); n != 0 {
+		t.Errorf("%d Down events for a silence not yet read; want 0", n)
+	}
+	if got := strings.Join(late.Members(), ","); got != "a" {
+		t.Errorf("late sees %q; want a", got)
 	}
 }

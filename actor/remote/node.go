@@ -76,6 +76,8 @@ type Node struct {
 	malformed  atomic.Uint64
 	stale      atomic.Uint64
 	slow       atomic.Uint64
+	// echoed is when this node last read its own heartbeat (UnixNano).
+	echoed atomic.Int64
 }
 
 // Stats counts a Node's traffic since Join.
@@ -211,6 +213,7 @@ func Join(sys *actor.System, name string, opts ...Option) (*Node, error) {
 		return nil, fmt.Errorf("join %q: %w", name, err)
 	}
 	n.cancelDL = sys.SubscribeDeadLetters(n.onDeadLetter)
+	n.echoed.Store(time.Now().UnixNano())
 	n.beat(beatHello)
 	n.wg.Add(2)
 	go n.monitor()
