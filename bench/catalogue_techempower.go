@@ -137,7 +137,7 @@ func dbPoolScenario() *Scenario {
 			"request's due time; each run begins with %s req/s for 2 s, measured only for its p99 (the unloaded reference). "+
 			"limit:10 admits as many requests as the pool has connections and queues 10 or 100 more, answering 503 beyond; "+
 			"adaptive finds its limit from latency; pool:10 and pool:200 queue what their workers cannot take. "+
-			"Left out of --quick: `--quick --scenario db-pool` runs virtual and limit:10,queue=10 for 0.6 s.",
+			"Left out of --quick: `--quick db-pool` runs virtual and limit:10,queue=10 for 2 s, long enough for virtual's queue to outlast the 1 s timeout.",
 			count(int64(2*capacity)), dbPoolClients, count(int64(capacity/10))),
 		Full: Plan{
 			Models:      []string{"virtual", "limit:10,queue=10", "limit:10,queue=100", "adaptive", "pool:10", "pool:200"},
@@ -146,7 +146,7 @@ func dbPoolScenario() *Scenario {
 		},
 		Quick: Plan{
 			Models: []string{"virtual", "limit:10,queue=10"}, Connections: dbPoolClients, Rate: 2 * capacity,
-			Duration: 600 * time.Millisecond, Timeout: time.Second, Service: dbPoolHold,
+			Duration: 2 * time.Second, Timeout: time.Second, Service: dbPoolHold,
 			UnloadedRate: capacity / 10, UnloadedDuration: 400 * time.Millisecond,
 		},
 		Limit: func(p Plan) Limit {
