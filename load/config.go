@@ -68,7 +68,9 @@ type Config struct {
 	MaxConns int
 
 	// Timeout bounds each request, and each connection attempt; zero means
-	// 30 s, negative means no timeout.
+	// 30 s, negative means no timeout. In open loop a request's timeout
+	// runs from when it was due: one still waiting for a free connection
+	// when it passes is not sent (Errors.TimeoutUnsent).
 	Timeout time.Duration
 
 	// TLS configures the connections to https:// targets; nil verifies the

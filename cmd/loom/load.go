@@ -83,7 +83,7 @@ func bindLoadFlags(cmd *cobra.Command, f *loadFlags) {
 	fl.StringVar(&f.phases, "phases", "", "open loop whose rate changes: RATE:DURATION,… such as 500:10s,2000:10s (lasts their total)")
 	fl.IntVar(&f.maxConns, "max-conns", 10000, "open loop: most connections to open")
 	fl.IntVar(&f.pipeline, "pipeline", 1, "closed loop: requests each connection sends at once (HTTP/1.1 pipelining)")
-	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "per request and per connection attempt (0: none)")
+	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "per request and per connection attempt (0: none); open loop: from when the request was due")
 	fl.StringVarP(&f.method, "method", "m", "GET", "request method")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, `request header "Name: value" (repeatable)`)
 	fl.StringVar(&f.body, "body", "", "request body")
