@@ -129,7 +129,9 @@ func WithCodecs(r *Codecs) Option { return func(c *config) { c.codecs = r } }
 // WithFailureDetector sets how often the node sends a heartbeat and how
 // long a node may stay silent before it is declared down: its watchers get
 // Terminated, Asks to it fail, what is sent to it goes to dead letters.
-// Detection takes at most failAfter plus one heartbeat. Zero keeps a
+// Detection takes at most failAfter plus one heartbeat, while the node
+// reads its own heartbeats back within two: one that reads them later
+// declares no node down until it has caught up. Zero keeps a
 // default (DefaultHeartbeat, DefaultFailAfter); failAfter must exceed twice
 // the heartbeat.
 func WithFailureDetector(heartbeat, failAfter time.Duration) Option {
