@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/loomrt/loom/actor"
 )
@@ -194,4 +197,117 @@ func TestNATSRestart(t *testing.T) {
 	if n := evA.count(Down) + evB.count(Down); n != 0 {
 		t.Errorf("%d Down events across a restart; want 0", n)
 	}
+}
+
+// A NATS server that stalls (stopped with SIGSTOP, its connections open)
+// for twice the failure bound silences every node alike: each reads its
+// own heartbeats back late and declares no one down. Once it runs again,
+// what was sent meanwhile arrives and traffic resumes.
+func TestStalledServerDeclaresNoneDown(t *testing.T) {
+	ns := startNATSProcess(t)
+	a, b := join(t, ns, "a"), join(t, ns, "b")
+	evA, evB := collectEvents(t, a), collectEvents(t, b)
+	got := make(chan string, 100)
+	spawn(t, b.System(), "sink", func(c *actor.Context, msg any) {
+		if s, ok := msg.(string); ok {
+			got <- s
+			c.Respond(s)
+		}
+	})
+	waitMembers(t, a, "b")
+	waitMembers(t, b, "a")
+	ref := a.Ref("b", "/sink")
+	server := ns.proc.cmd.Process
+	if err := server.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	ref.Tell("during the stall")
+	time.Sleep(2 * DefaultFailAfter)
+	if err := server.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if s := recv(t, got); s != "during the stall" {
+		t.Errorf("received %q; want the message sent during the stall", s)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if s, err := actor.Ask[string](ctx, ref, "after"); err != nil || s != "after" {
+		t.Errorf("Ask after the stall = %q, %v", s, err)
+	}
+	if n := evA.count(Down) + evB.count(Down); n != 0 {
+		t.Errorf("%d Down events for a stalled server; want 0", n)
+	}
+	if got := strings.Join(a.Members(), ","); got != "b" {
+		t.Errorf("a sees %q; want b", got)
+	}
+}
+
+// A message the NATS client refuses to publish (here: past its reconnect
+// buffer while the server is gone) is a dead letter with the publish
+// error, each message its own.
+func TestPublishErrorIsDeadLetter(t *testing.T) {
+	ns := startNATS(t)
+	nc, err := nats.Connect(ns.url(), nats.ReconnectBufSize(4096), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	a := join(t, ns, "a", WithConn(nc))
+	b := join(t, ns, "b")
+	spawn(t, b.System(), "sink", func(*actor.Context, any) {})
+	waitMembers(t, a, "b")
+	dead := collectDeadLetters(t, a.System())
+	ref := a.Ref("b", "/sink")
+	ns.stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for nc.Status() != nats.RECONNECTING {
+		if time.Now().After(deadline) {
+			t.Fatalf("connection %v 10 s after the server stopped; want reconnecting", nc.Status())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// One message at a time, each its own batch: the client takes a
+	// publish while what it buffers is under the bound.
+	countDead := func() int {
+		dead.mu.Lock()
+		defer dead.mu.Unlock()
+		return len(dead.list)
+	}
+	const sent = 50
+	for i := range sent {
+		batches, deadBefore := a.Stats().BatchesSent, countDead()
+		ref.Tell(fmt.Sprintf("%03d %s", i, strings.Repeat("x", 1000)))
+		for end := time.Now().Add(10 * time.Second); a.Stats().BatchesSent == batches && countDead() == deadBefore; {
+			if time.Now().After(end) {
+				t.Fatalf("message %d neither published nor a dead letter in 10 s", i)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// 4 KiB of buffer takes at most 4 of the 1 KiB messages.
+	const want = sent - 4
+	var seen map[string]bool
+	for end := time.Now().Add(10 * time.Second); ; {
+		seen = map[string]bool{}
+		dead.mu.Lock()
+		for _, d := range dead.list {
+			if !errors.Is(d.Reason, nats.ErrReconnectBufExceeded) {
+				continue
+			}
+			s, _ := d.Message.(string)
+			if seen[s] || len(s) != 1004 || d.Recipient != ref {
+				t.Errorf("dead letter %.10q to %v: want each message once, whole, to %v", s, d.Recipient, ref)
+			}
+			seen[s] = true
+		}
+		dead.mu.Unlock()
+		if len(seen) >= want || time.Now().After(end) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if len(seen) < want {
+		t.Errorf("%d of %d messages past a 4 KiB reconnect buffer are dead letters; want at least %d", len(seen), sent, want)
+	}
+	ns.start() // for the nodes to leave
 }
