@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/loomrt/loom/actor"
 )
 
@@ -473,5 +475,24 @@ func TestLateReaderDeclaresNoneDown(t *testing.T) {
 	}
 	if got := strings.Join(late.Members(), ","); got != "a" {
 		t.Errorf("late sees %q; want a", got)
+	}
+}
+
+// A node on a connection made without echo never reads its own heartbeats
+// back; it still declares a silent node down.
+func TestNoEchoConnectionDetectsDown(t *testing.T) {
+	ns := startNATS(t)
+	nc, err := nats.Connect(ns.url(), nats.NoEcho())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	a := join(t, ns, "a", WithConn(nc), WithFailureDetector(50*time.Millisecond, 500*time.Millisecond))
+	ev := collectEvents(t, a)
+	b := join(t, ns, "b")
+	waitMembers(t, a, "b")
+	b.nc.Close()
+	if down := ev.wait(t, "b", Down); !errors.Is(down.Reason, ErrNodeDown) {
+		t.Errorf("Down reason %v; want ErrNodeDown", down.Reason)
 	}
 }

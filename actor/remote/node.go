@@ -115,7 +115,9 @@ func WithURL(url string) Option { return func(c *config) { c.url = url } }
 
 // WithConn makes the Node use nc instead of connecting; Leave does not
 // close it. The Node reads the connection's status, so the connection's
-// own reconnect settings apply.
+// own reconnect settings apply. On a connection made with nats.NoEcho the
+// node cannot read its own heartbeats back, so it declares nodes down
+// without first checking that it has read what they sent.
 func WithConn(nc *nats.Conn) Option { return func(c *config) { c.conn = nc } }
 
 // WithCluster sets the cluster's name: nodes see only the nodes of their
