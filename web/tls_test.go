@@ -411,6 +411,7 @@ func TestTLSFilesThatDoNotLoad(t *testing.T) {
 		{"key of another certificate", certs.CertFile, other.KeyFile, []string{certs.CertFile, other.KeyFile}},
 		{"key given as the certificate", certs.KeyFile, certs.KeyFile, []string{certs.KeyFile}},
 		{"no key file", certs.CertFile, "", []string{"both"}},
+		{"no certificate file", "", certs.KeyFile, []string{"both"}},
 	} {
 		_, err := web.New(web.WithTLS(tc.cert, tc.key))
 		if err == nil {
@@ -425,5 +426,14 @@ func TestTLSFilesThatDoNotLoad(t *testing.T) {
 	}
 	if _, err := web.New(web.WithTLSConfig(&tls.Config{})); err == nil || !strings.Contains(err.Error(), "no certificate") {
 		t.Errorf("WithTLSConfig without a certificate: got %v; want an error saying so", err)
+	}
+	// A certificate chosen per handshake is one.
+	for name, c := range map[string]*tls.Config{
+		"GetCertificate":     {GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return nil, nil }},
+		"GetConfigForClient": {GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return nil, nil }},
+	} {
+		if _, err := web.New(web.WithTLSConfig(c)); err != nil {
+			t.Errorf("WithTLSConfig with %s: %v", name, err)
+		}
 	}
 }
