@@ -202,3 +202,57 @@ func pollReadyz(t *testing.T, url string, stop func() error) []string {
 	}
 	return states
 }
+
+// TestReadyzEdges: an executor without a bound is never full, nor is one
+// with every slot taken while its queue has room; a check gets
+// ReadyCheckTimeout, 2 s, to answer; WithReadyCheck refuses a check
+// without a name or a function. (probes.go, full's limit > 0 and
+// s.Queued >= s.QueueCapacity; WithReadyCheck's guard.)
+func TestReadyzEdges(t *testing.T) {
+	unbounded := loom.Virtual(loom.WithName("unbounded"))
+	queued := loom.Limit(1, loom.WithQueue(1), loom.WithName("queued"))
+	defer unbounded.Shutdown(context.Background())
+	defer queued.Shutdown(context.Background())
+	left := make(chan time.Duration, 1)
+	app := newApp(t, web.WithReadyCheck("deadline", func(ctx context.Context) error {
+		d, _ := ctx.Deadline()
+		select {
+		case left <- time.Until(d):
+		default:
+		}
+		return nil
+	}))
+	entered, leave := make(chan struct{}), make(chan struct{})
+	app.Get("/u", func(w http.ResponseWriter, r *http.Request) error { return nil }, web.WithExecutor(unbounded), web.WithCritical())
+	app.Get("/q", func(w http.ResponseWriter, r *http.Request) error {
+		close(entered)
+		<-leave
+		return nil
+	}, web.WithExecutor(queued), web.WithCritical())
+	url, _ := serveApp(t, app)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	q := webtest.GetAsync(client, url+"/q")
+	<-entered // queued's one slot is taken; its queue is empty
+	if status, body, err := probe(url + "/readyz"); err != nil || status != 200 {
+		t.Errorf("GET /readyz: got %d %q %v; want 200", status, body, err)
+	}
+	close(leave)
+	<-q
+	if d := <-left; d <= 0 || d > 2*time.Second {
+		t.Errorf("a check's deadline was %v away; want at most 2s", d)
+	}
+	for _, tc := range []struct {
+		name  string
+		check func(context.Context) error
+	}{{"", func(context.Context) error { return nil }}, {"db", nil}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("WithReadyCheck(%q, %v): no panic", tc.name, tc.check != nil)
+				}
+			}()
+			web.WithReadyCheck(tc.name, tc.check)
+		}()
+	}
+}
