@@ -780,3 +780,49 @@ func TestSlowBodyWithinItsTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestHijackedClientTooFarAhead: on nbio, a hijacked connection whose
+// client sends more than 4 MiB that the handler has not read is closed
+// (net/http would stop reading and let TCP push back); the handler's read
+// fails. (hijack.go, maxHijackBuffer.)
+func TestHijackedClientTooFarAhead(t *testing.T) {
+	app := newApp(t, nbio.Engine())
+	read := make(chan struct{})
+	handled := make(chan error, 1)
+	app.Get("/raw", func(w http.ResponseWriter, r *http.Request) error {
+		conn, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			handled <- err
+			return err
+		}
+		defer conn.Close()
+		_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+		<-read
+		_, err = io.Copy(io.Discard, rw)
+		handled <- err
+		return nil
+	})
+	base, _ := webtest.Serve(t, app)
+	c := webtest.Dial(t, base)
+	if _, err := io.WriteString(c, "GET /raw HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	if _, err := http.ReadResponse(br, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = c.Write(make([]byte, 4<<20+1)) // fails once the engine closes
+	if _, err := br.ReadByte(); errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Error("4 MiB + 1 byte ahead of the handler's reads: the connection was still open after 20s")
+	}
+	c.Close()
+	close(read)
+	select {
+	case err := <-handled:
+		if err == nil {
+			t.Error("the handler read to the end of a connection closed for sending too far ahead")
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("the handler's read was still blocked 20s after the client left")
+	}
+}
