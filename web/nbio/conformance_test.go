@@ -452,3 +452,30 @@ func TestHandlersConnectionField(t *testing.T) {
 		})
 	}
 }
+
+// TestLineEndsAfterAPostAtAReadsEnd: the line ends net/http skips after a
+// POST's body may end a read, the next request coming in a later one.
+// (conn.go, read's len(data) > 0.)
+func TestLineEndsAfterAPostAtAReadsEnd(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			base, _ := webtest.Serve(t, conformanceApp(t, eng.engine))
+			c := webtest.Dial(t, base)
+			br := bufio.NewReader(c)
+			for _, part := range []string{"POST /1 HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhi\r\n", "GET /2 HTTP/1.1\r\nHost: a\r\n\r\n"} {
+				if _, err := io.WriteString(c, part); err != nil {
+					t.Fatal(err)
+				}
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Errorf("after %q: got %d; want 200", part, resp.StatusCode)
+				}
+			}
+		})
+	}
+}
