@@ -826,3 +826,58 @@ func TestHijackedClientTooFarAhead(t *testing.T) {
 		t.Error("the handler's read was still blocked 20s after the client left")
 	}
 }
+
+// TestRequestDuringShutdown: on nbio, a request that arrives on an open
+// connection once Shutdown has begun is served with Connection: close.
+// (nbio.go, serveHTTP's s.closing.Load().)
+func TestRequestDuringShutdown(t *testing.T) {
+	app := newApp(t, nbio.Engine())
+	started, release := make(chan struct{}), make(chan struct{})
+	app.Get("/slow", func(w http.ResponseWriter, r *http.Request) error {
+		close(started)
+		<-release
+		return nil
+	})
+	app.Get("/fast", func(w http.ResponseWriter, r *http.Request) error { return nil })
+	base, stop := webtest.Serve(t, app)
+	c := webtest.Dial(t, base)
+	br := bufio.NewReader(c)
+	get := func() *http.Response {
+		t.Helper()
+		if _, err := io.WriteString(c, "GET /fast HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if resp := get(); resp.Close {
+		t.Fatal("before Shutdown: got Connection: close")
+	}
+	slow := webtest.GetAsync(client(t), base+"/slow")
+	<-started
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	// Shutdown has begun once the listener refuses connections.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		d, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			break
+		}
+		d.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the listener still accepted 20s after Shutdown began")
+		}
+	}
+	if resp := get(); !resp.Close {
+		t.Error("during Shutdown: got no Connection: close")
+	}
+	close(release)
+	<-slow
+	if err := <-stopped; err != nil {
+		t.Error(err)
+	}
+}
