@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -393,6 +394,63 @@ func TestGracefulShutdownDrainsHTTP2Streams(t *testing.T) {
 	}
 	if err := <-stopped; err != nil {
 		t.Errorf("Serve: got %v; want nil after a clean shutdown", err)
+	}
+}
+
+// TestTLSConfig serves through WithTLSConfig: a GetCertificate asked at
+// each handshake (rotation), a config changed after New (the App kept a
+// copy), a config whose MinVersion holds with WithTLS's pair added, and one
+// naming its own protocols; each over a handshake that checks the chain.
+func TestTLSConfig(t *testing.T) {
+	certs := webtest.NewCerts(t)
+	pair, err := tls.LoadX509KeyPair(certs.CertFile, certs.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked atomic.Int64
+	changed := &tls.Config{Certificates: []tls.Certificate{pair}}
+	for _, tc := range []struct {
+		name      string
+		opts      []web.AppOption
+		afterNew  func()
+		clientMax uint16 // 0: any version
+		proto     string // "": the handshake fails
+	}{
+		{"GetCertificate", []web.AppOption{web.WithTLSConfig(&tls.Config{
+			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { asked.Add(1); return &pair, nil },
+		})}, nil, 0, "HTTP/2.0"},
+		{"changed after New", []web.AppOption{web.WithTLSConfig(changed)}, func() { changed.Certificates = nil }, 0, "HTTP/2.0"},
+		{"MinVersion with WithTLS", []web.AppOption{web.WithTLSConfig(&tls.Config{MinVersion: tls.VersionTLS13}),
+			web.WithTLS(certs.CertFile, certs.KeyFile)}, nil, 0, "HTTP/2.0"},
+		{"MinVersion refuses TLS 1.2", []web.AppOption{web.WithTLSConfig(&tls.Config{MinVersion: tls.VersionTLS13}),
+			web.WithTLS(certs.CertFile, certs.KeyFile)}, nil, tls.VersionTLS12, ""},
+		{"NextProtos of its own", []web.AppOption{web.WithTLSConfig(&tls.Config{Certificates: []tls.Certificate{pair},
+			NextProtos: []string{"http/1.1"}})}, nil, 0, "HTTP/1.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			app := newApp(t, tc.opts...)
+			if tc.afterNew != nil {
+				tc.afterNew()
+			}
+			app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := io.WriteString(w, r.Proto)
+				return err
+			})
+			url, _ := serveTLS(t, app)
+			client := certs.Client(t)
+			client.Transport.(*http.Transport).TLSClientConfig.MaxVersion = tc.clientMax
+			client.Timeout = 20 * time.Second
+			r := <-webtest.GetAsync(client, url+"/")
+			switch {
+			case tc.proto == "" && r.Err == nil:
+				t.Errorf("got %d %q; want the handshake to fail", r.Status, r.Body)
+			case tc.proto != "" && (r.Err != nil || r.Status != 200 || r.Body != tc.proto):
+				t.Errorf("got %d %q %v; want 200 %s", r.Status, r.Body, r.Err, tc.proto)
+			}
+		})
+	}
+	if asked.Load() == 0 {
+		t.Errorf("GetCertificate was never asked")
 	}
 }
 
