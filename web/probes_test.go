@@ -256,3 +256,16 @@ func TestReadyzEdges(t *testing.T) {
 		}()
 	}
 }
+
+// TestNoProbesWithoutWithProbes: without WithProbes, /livez and /readyz
+// are the App's own paths. (app.go, ServeHTTP's a.settings.probes.)
+func TestNoProbesWithoutWithProbes(t *testing.T) {
+	app := newApp(t)
+	app.Get("/livez", text("mine"))
+	if rec := do(t, app, "GET", "/livez", ""); rec.Code != 200 || rec.Body.String() != "mine" {
+		t.Errorf("GET /livez: got %d %q; want the App's route", rec.Code, rec.Body.String())
+	}
+	if rec := do(t, app, "GET", "/readyz", ""); rec.Code != http.StatusNotFound {
+		t.Errorf("GET /readyz: got %d; want 404", rec.Code)
+	}
+}
