@@ -50,6 +50,9 @@ func TestParseResponse(t *testing.T) {
 		{name: "bad length", in: "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", wantError: true},
 		{name: "bad status line", in: "HTTP/2 200 OK\r\n\r\n", wantError: true},
 		{name: "not HTTP", in: "XTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", wantError: true},
+		{name: "no space after the version", in: "HTTP/1.1x200 OK\r\nContent-Length: 0\r\n\r\n", wantError: true},
+		// Not an interim response to skip: a status below 100 is refused.
+		{name: "status below 100", in: "HTTP/1.1 099 Low\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", wantError: true},
 		// A coding other than chunked last: the body lasts until the
 		// connection closes, whatever its length says.
 		{name: "unknown coding beats length", in: "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 2\r\n\r\nokmore", status: 200, body: "okmore", close: true},
