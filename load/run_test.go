@@ -386,6 +386,8 @@ func TestBadConfig(t *testing.T) {
 		{"no host", Config{Targets: []Target{{URL: "http:///x"}}}, ErrBadTarget},
 		{"bad method", Config{Targets: []Target{{Method: "G T", URL: "http://x/"}}}, ErrBadTarget},
 		{"bad header", Config{Targets: []Target{{URL: "http://x/", Header: http.Header{"X": {"a\r\nb"}}}}}, ErrBadTarget},
+		{"colon in a header name", Config{Targets: []Target{{URL: "http://x/", Header: http.Header{"X:Y": {"z"}}}}}, ErrBadTarget},
+		{"colon in a method", Config{Targets: []Target{{Method: "GE:T", URL: "http://x/"}}}, ErrBadTarget},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Run(context.Background(), tc.cfg)
