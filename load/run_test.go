@@ -396,6 +396,12 @@ func TestBadConfig(t *testing.T) {
 			}
 		})
 	}
+	// Two addresses are refused only to a pipelined run.
+	for _, pipeline := range []int{0, 1} {
+		if _, err := newRunner(Config{Targets: []Target{{URL: "http://x/"}, {URL: "http://y/"}}, Pipeline: pipeline}); err != nil {
+			t.Errorf("two addresses, Pipeline %d: %v; want them accepted", pipeline, err)
+		}
+	}
 }
 
 // TestConfigEdges takes each numeric field of Config exactly at its limit
