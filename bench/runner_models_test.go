@@ -202,3 +202,22 @@ func TestRunNotesWhatItLeftOut(t *testing.T) {
 		t.Errorf("notes %q; want the given one, then test-ok skipped for beta", report.Notes)
 	}
 }
+
+// TestModelTLS: only an engine named with "+tls" before the slash serves
+// over TLS; a spec or a peer that ends so does not.
+func TestModelTLS(t *testing.T) {
+	for _, tc := range []struct {
+		model string
+		want  bool
+	}{
+		{"std+tls/virtual", true},
+		{"std/virtual", false},
+		{"virtual", false},
+		{"virtual+tls", false},
+		{"peer:gin+tls/x", false},
+	} {
+		if got := modelTLS(tc.model); got != tc.want {
+			t.Errorf("modelTLS(%q) = %t; want %t", tc.model, got, tc.want)
+		}
+	}
+}
