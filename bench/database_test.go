@@ -274,4 +274,9 @@ func TestPeerArgsForTechEmpower(t *testing.T) {
 			t.Errorf("%s: peer args %q; want -db-pool 16 exactly when the scenario has a database", s.Name, args)
 		}
 	}
+	// A database without a pool size leaves the peer's own.
+	s := &Scenario{Name: "db", TechEmpower: "db", Database: &Database{}}
+	if args := strings.Join(peerArgs(job{scenario: s, model: "peer:fasthttp"}), " "); strings.Contains(args, "-db-pool") {
+		t.Errorf("peer args %q for a database of no pool size; want no -db-pool", args)
+	}
 }

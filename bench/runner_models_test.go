@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // modelsBy lists the models each scenario of jobs runs, in the plan's
@@ -218,6 +219,35 @@ func TestModelTLS(t *testing.T) {
 	} {
 		if got := modelTLS(tc.model); got != tc.want {
 			t.Errorf("modelTLS(%q) = %t; want %t", tc.model, got, tc.want)
+		}
+	}
+}
+
+// TestPlanLeavesOutOfQuickOnlyUnnamed: --quick leaves out a scenario marked
+// so unless it is named; a full run keeps it.
+func TestPlanLeavesOutOfQuickOnlyUnnamed(t *testing.T) {
+	p := Plan{Models: []string{"virtual"}, Connections: 1, Duration: time.Second}
+	kept := &Scenario{Name: "kept", Quick: p, Full: p, Limit: waitLimit}
+	slow := &Scenario{Name: "slow", Quick: p, Full: p, Limit: waitLimit, LeaveOutOfQuick: true}
+	for _, tc := range []struct {
+		opts Options
+		want []string
+	}{
+		{Options{Quick: true}, []string{"kept"}},
+		{Options{Quick: true, Scenarios: []string{"slow"}}, []string{"slow"}},
+		{Options{}, []string{"kept", "slow"}},
+	} {
+		tc.opts.Catalogue, tc.opts.Rounds = []*Scenario{kept, slow}, 1
+		jobs, _, err := plan(tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, j := range jobs {
+			got = append(got, j.scenario.Name)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("plan(quick %t, scenarios %q) runs %q; want %q", tc.opts.Quick, tc.opts.Scenarios, got, tc.want)
 		}
 	}
 }
