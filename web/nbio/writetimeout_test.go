@@ -137,3 +137,36 @@ func TestWriteTimeoutSparesIdleConnections(t *testing.T) {
 		})
 	}
 }
+
+// TestNoWriteTimeoutSparesAStalledReader: with WithWriteTimeout(0), a
+// client that stops reading a large response for 2.5 s, past two sweeps of
+// the timeouts, then reads on gets all of it, on both engines. (sweep.go,
+// the sweep's s.writeTimeout > 0.)
+func TestNoWriteTimeoutSparesAStalledReader(t *testing.T) {
+	const size = 16 << 20
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			t.Parallel()
+			app := newApp(t, eng.engine, web.WithWriteTimeout(0))
+			app.Get("/big", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := w.Write(make([]byte, size))
+				return err
+			})
+			base, _ := webtest.Serve(t, app)
+			c := webtest.Dial(t, base)
+			if _, err := io.WriteString(c, "GET /big HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(c)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2500 * time.Millisecond)
+			n, err := io.Copy(io.Discard, resp.Body)
+			if n != size || err != nil {
+				t.Errorf("after a 2.5s stall: read %d bytes, %v; want %d", n, err, size)
+			}
+		})
+	}
+}
