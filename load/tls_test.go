@@ -80,3 +80,13 @@ func TestHTTPSDefaultPort(t *testing.T) {
 		t.Errorf("got addr %q, https %v, server name %q; want example.test:443, true, example.test", req.addr, req.https, clientTLS(nil, req).ServerName)
 	}
 }
+
+// TestHTTPSRefused: an HTTPS target whose port refuses is counted as
+// refused, with no handshake tried on a connection that never opened.
+func TestHTTPSRefused(t *testing.T) {
+	url := "https://" + refusedAddr(t) + "/"
+	res := mustRun(t, Config{Targets: []Target{{URL: url}}, Requests: 2})
+	if res.Errors.Refused != 2 || res.Requests != 0 {
+		t.Errorf("refused %d, served %d; want 2 and 0 (errors %+v)", res.Errors.Refused, res.Requests, res.Errors)
+	}
+}
