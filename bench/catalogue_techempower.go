@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"time"
+
+	"github.com/loomrt/loom/internal/harness/techempower"
 )
 
 // The TechEmpower scenarios' sizes. A queries or updates request reads 20
@@ -90,7 +92,7 @@ func teJSON() *Scenario {
 
 func tePlaintext() *Scenario {
 	return techEmpower("plaintext", "/plaintext", `GET /plaintext returns "Hello, World!", 16 requests pipelined per connection`,
-		helloWorld, nil, tePipeline)
+		techempower.HelloWorld, nil, tePipeline)
 }
 
 func teDB() *Scenario {
@@ -107,7 +109,7 @@ func teQueriesScenario() *Scenario {
 func teFortunes() *Scenario {
 	return techEmpower("fortunes", "/fortunes",
 		"GET /fortunes reads every Fortune row, adds one, sorts them by message and renders an HTML table, escaped",
-		extraFortune, &Work{FortuneScans: 1}, 0)
+		techempower.ExtraFortune, &Work{FortuneScans: 1}, 0)
 }
 
 func teUpdates() *Scenario {

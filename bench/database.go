@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/loomrt/loom/internal/harness/techempower"
 )
 
 // DatabaseEnv names the variable that gives a server under test its
@@ -82,9 +83,6 @@ type DatabaseStats struct {
 	PeakWaiting int `json:"peak_waiting"`
 }
 
-// worldRows is the size of TechEmpower's World table.
-const worldRows = 10000
-
 // postgresURL is the database server of the database scenarios.
 func postgresURL() string {
 	if u := os.Getenv(PostgresEnv); u != "" {
@@ -132,7 +130,7 @@ func (d *runDatabase) seed(ctx context.Context) error {
 		"CREATE SCHEMA " + d.schema,
 		"CREATE TABLE " + d.schema + ".world (id integer PRIMARY KEY, randomnumber integer NOT NULL DEFAULT 0)",
 		fmt.Sprintf("INSERT INTO %s.world (id, randomnumber) SELECT i, 1 + floor(random() * %d)::integer FROM generate_series(1, %d) AS i",
-			d.schema, worldRows, worldRows),
+			d.schema, techempower.WorldRows, techempower.WorldRows),
 		"CREATE TABLE " + d.schema + ".fortune (id integer PRIMARY KEY, message varchar(2048) NOT NULL)",
 	}
 	for _, s := range stmts {

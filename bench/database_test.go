@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/loomrt/loom/internal/harness/techempower"
 	"github.com/loomrt/loom/web"
 )
 
@@ -43,8 +44,8 @@ func TestDatabaseSchemaIsCreatedAndDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := countRows(t, first.conn, "SELECT count(*) FROM "+first.schema+".world WHERE randomnumber BETWEEN 1 AND 10000"); n != worldRows {
-		t.Errorf("World rows in range: %d; want %d", n, worldRows)
+	if n := countRows(t, first.conn, "SELECT count(*) FROM "+first.schema+".world WHERE randomnumber BETWEEN 1 AND 10000"); n != techempower.WorldRows {
+		t.Errorf("World rows in range: %d; want %d", n, techempower.WorldRows)
 	}
 	if n := countRows(t, first.conn, "SELECT count(*) FROM "+first.schema+".fortune"); n != len(fortunes) {
 		t.Errorf("Fortune rows: %d; want %d", n, len(fortunes))
@@ -124,8 +125,8 @@ func dbTestScenarios() []*Scenario {
 			return nil, err
 		}
 		app.Get("/db", func(w http.ResponseWriter, _ *http.Request) error {
-			row := copied[randomWorld()-1]
-			return respond(w, "application/json", appendWorld(nil, row.ID, row.N))
+			row := copied[techempower.RandomWorld()-1]
+			return respond(w, "application/json", techempower.AppendWorld(nil, techempower.World{ID: row.ID, RandomNumber: row.N}))
 		})
 		return func() error { return pool.close(dir) }, nil
 	}
@@ -138,7 +139,7 @@ func dbTestScenarios() []*Scenario {
 		app.Get("/queries", func(w http.ResponseWriter, r *http.Request) error {
 			ids := make([]int32, queriesParam(r))
 			for i := range ids {
-				ids[i] = randomWorld()
+				ids[i] = techempower.RandomWorld()
 			}
 			rows, _ := pool.Query(r.Context(), "SELECT id, randomnumber FROM world WHERE id = ANY($1)", ids)
 			found, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ ID, N int32 }])
@@ -149,11 +150,11 @@ func dbTestScenarios() []*Scenario {
 			for _, f := range found {
 				byID[f.ID] = f.N
 			}
-			worlds := make([]world, len(ids))
+			worlds := make([]techempower.World, len(ids))
 			for i, id := range ids {
-				worlds[i] = world{id, byID[id]}
+				worlds[i] = techempower.World{ID: id, RandomNumber: byID[id]}
 			}
-			return respond(w, "application/json", appendWorlds(worlds))
+			return respond(w, "application/json", techempower.AppendWorlds(worlds))
 		})
 		return func() error { return pool.close(dir) }, nil
 	}
@@ -165,11 +166,11 @@ func dbTestScenarios() []*Scenario {
 		}
 		app.Get("/db", func(w http.ResponseWriter, r *http.Request) error {
 			var id, n int32
-			if err := pool.QueryRow(r.Context(), selectWorld, randomWorld()).Scan(&id, &n); err != nil {
+			if err := pool.QueryRow(r.Context(), techempower.SelectWorld, techempower.RandomWorld()).Scan(&id, &n); err != nil {
 				return err
 			}
 			w.Header().Set("Content-Type", "application/json")
-			_, err := w.Write(appendWorld(nil, id, n))
+			_, err := w.Write(techempower.AppendWorld(nil, techempower.World{ID: id, RandomNumber: n}))
 			return err
 		})
 		return func() error { return pool.close(dir) }, nil
@@ -178,7 +179,7 @@ func dbTestScenarios() []*Scenario {
 		tiny("test-db", "db", "/db", `"randomNumber"`, Work{WorldReads: 1}, serveTechEmpower("db", 2)),
 		tiny("test-queries", "queries", "/queries?queries=5", `"randomNumber"`, Work{WorldReads: 5}, serveTechEmpower("queries", 2)),
 		tiny("test-updates", "updates", "/updates?queries=5", `"randomNumber"`, Work{WorldReads: 5, WorldUpdates: 5}, serveTechEmpower("updates", 2)),
-		tiny("test-fortunes", "fortunes", "/fortunes", extraFortune, Work{FortuneScans: 1}, serveTechEmpower("fortunes", 2)),
+		tiny("test-fortunes", "fortunes", "/fortunes", techempower.ExtraFortune, Work{FortuneScans: 1}, serveTechEmpower("fortunes", 2)),
 		tiny("test-db-cached", "db", "/db", `"randomNumber"`, Work{WorldReads: 1}, cached),
 		tiny("test-queries-batched", "queries", "/queries?queries=5", `"randomNumber"`, Work{WorldReads: 5}, batched),
 		tiny("test-db-no-server-header", "db", "/db", `"randomNumber"`, Work{WorldReads: 1}, serverless),

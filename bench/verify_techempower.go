@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/loomrt/loom/internal/harness/techempower"
 )
 
 // ErrVerify reports a server whose answers break a TechEmpower test's
@@ -44,8 +46,8 @@ func verifyTechEmpower(ctx context.Context, test, base string, db *runDatabase) 
 		if err != nil {
 			return claimed, err
 		}
-		if string(body) != helloWorld {
-			return claimed, fmt.Errorf("%w: /plaintext: body %q; want %q", ErrVerify, body, helloWorld)
+		if string(body) != techempower.HelloWorld {
+			return claimed, fmt.Errorf("%w: /plaintext: body %q; want %q", ErrVerify, body, techempower.HelloWorld)
 		}
 		return claimed, nil
 	case "db":
@@ -168,36 +170,36 @@ func checkMessage(body []byte) error {
 	if err := json.Unmarshal(body, &m); err != nil {
 		return fmt.Errorf("%w: /json: %s is not a JSON object: %w", ErrVerify, abbreviate(body), err)
 	}
-	if len(m) != 1 || m["message"] != helloWorld {
-		return fmt.Errorf("%w: /json: %s; want exactly {\"message\":%q}", ErrVerify, abbreviate(body), helloWorld)
+	if len(m) != 1 || m["message"] != techempower.HelloWorld {
+		return fmt.Errorf("%w: /json: %s; want exactly {\"message\":%q}", ErrVerify, abbreviate(body), techempower.HelloWorld)
 	}
 	return nil
 }
 
 // checkWorld checks one World object: exactly the keys id and randomNumber
 // (in any case, as the suite allows), each an integer from 1 to 10,000.
-func checkWorld(path string, body []byte) (world, error) {
+func checkWorld(path string, body []byte) (techempower.World, error) {
 	var m map[string]any
 	if err := json.Unmarshal(body, &m); err != nil {
-		return world{}, fmt.Errorf("%w: %s: %s is not a JSON object: %w", ErrVerify, path, abbreviate(body), err)
+		return techempower.World{}, fmt.Errorf("%w: %s: %s is not a JSON object: %w", ErrVerify, path, abbreviate(body), err)
 	}
 	return worldOf(path, m)
 }
 
-func worldOf(path string, m map[string]any) (world, error) {
-	var w world
+func worldOf(path string, m map[string]any) (techempower.World, error) {
+	var w techempower.World
 	var seen int
 	for k, v := range m {
 		n, ok := v.(float64)
-		if !ok || n != float64(int32(n)) || n < 1 || n > worldRows {
-			return w, fmt.Errorf("%w: %s: %s is %v; want an integer from 1 to %d", ErrVerify, path, k, v, worldRows)
+		if !ok || n != float64(int32(n)) || n < 1 || n > techempower.WorldRows {
+			return w, fmt.Errorf("%w: %s: %s is %v; want an integer from 1 to %d", ErrVerify, path, k, v, techempower.WorldRows)
 		}
 		switch strings.ToLower(k) {
 		case "id":
-			w.id = int32(n)
+			w.ID = int32(n)
 			seen |= 1
 		case "randomnumber":
-			w.randomNumber = int32(n)
+			w.RandomNumber = int32(n)
 			seen |= 2
 		default:
 			return w, fmt.Errorf("%w: %s: key %q; want only id and randomNumber", ErrVerify, path, k)
@@ -210,15 +212,15 @@ func worldOf(path string, m map[string]any) (world, error) {
 }
 
 // checkWorlds checks an array of rows World objects.
-func checkWorlds(path string, body []byte, rows int) ([]world, error) {
+func checkWorlds(path string, body []byte, rows int) ([]techempower.World, error) {
 	var list []map[string]any
 	if err := json.Unmarshal(body, &list); err != nil {
 		return nil, fmt.Errorf("%w: %s: %s is not a JSON array of objects: %w", ErrVerify, path, abbreviate(body), err)
 	}
 	if len(list) != rows {
-		return nil, fmt.Errorf("%w: %s: %d rows; want %d (the queries parameter parsed and clamped to 1..%d)", ErrVerify, path, len(list), rows, maxQueries)
+		return nil, fmt.Errorf("%w: %s: %d rows; want %d (the queries parameter parsed and clamped to 1..%d)", ErrVerify, path, len(list), rows, techempower.MaxQueries)
 	}
-	worlds := make([]world, len(list))
+	worlds := make([]techempower.World, len(list))
 	for i, m := range list {
 		w, err := worldOf(path, m)
 		if err != nil {
@@ -232,21 +234,21 @@ func checkWorlds(path string, body []byte, rows int) ([]world, error) {
 // checkUpdated checks that the rows an updates request returned hold, in
 // the database, the numbers it answered with (rows drawn once; a row drawn
 // twice may hold either value).
-func checkUpdated(ctx context.Context, db *runDatabase, path string, worlds []world) error {
+func checkUpdated(ctx context.Context, db *runDatabase, path string, worlds []techempower.World) error {
 	times := map[int32]int{}
 	for _, w := range worlds {
-		times[w.id]++
+		times[w.ID]++
 	}
 	for _, w := range worlds {
-		if times[w.id] > 1 {
+		if times[w.ID] > 1 {
 			continue
 		}
 		var n int32
-		if err := db.conn.QueryRow(ctx, "SELECT randomnumber FROM "+db.schema+".world WHERE id = $1", w.id).Scan(&n); err != nil {
-			return fmt.Errorf("%w: %s: read World %d: %w", ErrDatabase, path, w.id, err)
+		if err := db.conn.QueryRow(ctx, "SELECT randomnumber FROM "+db.schema+".world WHERE id = $1", w.ID).Scan(&n); err != nil {
+			return fmt.Errorf("%w: %s: read World %d: %w", ErrDatabase, path, w.ID, err)
 		}
-		if n != w.randomNumber {
-			return fmt.Errorf("%w: %s: World %d answered %d, the database holds %d: the update was not written", ErrVerify, path, w.id, w.randomNumber, n)
+		if n != w.RandomNumber {
+			return fmt.Errorf("%w: %s: World %d answered %d, the database holds %d: the update was not written", ErrVerify, path, w.ID, w.RandomNumber, n)
 		}
 	}
 	return nil
@@ -263,8 +265,8 @@ func checkFortunes(body []byte) error {
 	if !fortuneTitle.Match(body) {
 		return fmt.Errorf("%w: /fortunes: %s; want an HTML page titled Fortunes", ErrVerify, abbreviate(body))
 	}
-	want := append(slices.Clone(fortunes), fortune{0, extraFortune})
-	slices.SortFunc(want, func(a, b fortune) int { return strings.Compare(a.Message, b.Message) })
+	want := append(slices.Clone(fortunes), techempower.Fortune{ID: 0, Message: techempower.ExtraFortune})
+	slices.SortFunc(want, func(a, b techempower.Fortune) int { return strings.Compare(a.Message, b.Message) })
 	rows := fortuneRow.FindAllSubmatch(body, -1)
 	if len(rows) != len(want) {
 		return fmt.Errorf("%w: /fortunes: %d rows; want %d", ErrVerify, len(rows), len(want))

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/loomrt/loom/internal/harness/techempower"
 )
 
 // teFake answers the TechEmpower paths without a database, as the rules
@@ -45,19 +47,19 @@ func goodBody(path string, r *http.Request) string {
 	case "/json":
 		return `{"message":"Hello, World!"}`
 	case "/plaintext":
-		return helloWorld
+		return techempower.HelloWorld
 	case "/db":
-		return string(appendWorld(nil, 42, 4242))
+		return string(techempower.AppendWorld(nil, techempower.World{ID: 42, RandomNumber: 4242}))
 	case "/queries":
-		worlds := make([]world, queriesParam(r))
+		worlds := make([]techempower.World, queriesParam(r))
 		for i := range worlds {
-			worlds[i] = world{int32(i + 1), int32(100 + i)}
+			worlds[i] = techempower.World{ID: int32(i + 1), RandomNumber: int32(100 + i)}
 		}
-		return string(appendWorlds(worlds))
+		return string(techempower.AppendWorlds(worlds))
 	case "/fortunes":
-		list := append(slices.Clone(fortunes), fortune{0, extraFortune})
-		slices.SortFunc(list, func(a, b fortune) int { return strings.Compare(a.Message, b.Message) })
-		return string(renderFortunes(list))
+		list := append(slices.Clone(fortunes), techempower.Fortune{ID: 0, Message: techempower.ExtraFortune})
+		slices.SortFunc(list, func(a, b techempower.Fortune) int { return strings.Compare(a.Message, b.Message) })
+		return string(techempower.RenderFortunes(list))
 	}
 	return ""
 }
@@ -75,9 +77,9 @@ func with(path string, body func(r *http.Request) string) func(string, *http.Req
 func fixed(s string) func(*http.Request) string { return func(*http.Request) string { return s } }
 
 func TestVerifyTechEmpower(t *testing.T) {
-	fortunePage := func(list []fortune) string { return string(renderFortunes(list)) }
-	sorted := append(slices.Clone(fortunes), fortune{0, extraFortune})
-	slices.SortFunc(sorted, func(a, b fortune) int { return strings.Compare(a.Message, b.Message) })
+	fortunePage := func(list []techempower.Fortune) string { return string(techempower.RenderFortunes(list)) }
+	sorted := append(slices.Clone(fortunes), techempower.Fortune{ID: 0, Message: techempower.ExtraFortune})
+	slices.SortFunc(sorted, func(a, b techempower.Fortune) int { return strings.Compare(a.Message, b.Message) })
 	for _, tc := range []struct {
 		name    string
 		test    string
@@ -113,7 +115,7 @@ func TestVerifyTechEmpower(t *testing.T) {
 			if n <= 500 {
 				return goodBody("/queries", r)
 			}
-			return string(appendWorlds(make([]world, n)))
+			return string(techempower.AppendWorlds(make([]techempower.World, n)))
 		})}, mention: "clamped"},
 		{name: "queries=0 not raised to 1", test: "queries", fake: teFake{body: with("/queries", func(r *http.Request) string {
 			if r.URL.Query().Get("queries") == "0" {
@@ -134,11 +136,11 @@ func TestVerifyTechEmpower(t *testing.T) {
 		})}, mention: "not HTML-escaped"},
 		{name: "fortunes unsorted", test: "fortunes", fake: teFake{body: with("/fortunes", func(*http.Request) string {
 			byID := slices.Clone(sorted)
-			slices.SortFunc(byID, func(a, b fortune) int { return int(a.ID - b.ID) })
+			slices.SortFunc(byID, func(a, b techempower.Fortune) int { return int(a.ID - b.ID) })
 			return fortunePage(byID)
 		})}, mention: "sorted by message"},
 		{name: "fortunes without the added row", test: "fortunes", fake: teFake{body: with("/fortunes", func(*http.Request) string {
-			return fortunePage(slices.DeleteFunc(slices.Clone(sorted), func(f fortune) bool { return f.ID == 0 }))
+			return fortunePage(slices.DeleteFunc(slices.Clone(sorted), func(f techempower.Fortune) bool { return f.ID == 0 }))
 		})}, mention: "rows"},
 		{name: "fortunes escaped twice", test: "fortunes", fake: teFake{body: with("/fortunes", func(*http.Request) string {
 			return strings.Replace(fortunePage(sorted), "&lt;script&gt;", "&amp;lt;script&amp;gt;", 1)

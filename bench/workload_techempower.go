@@ -1,23 +1,19 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync/atomic"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/loomrt/loom/internal/harness/techempower"
 	"github.com/loomrt/loom/web"
 )
 
@@ -28,57 +24,25 @@ import (
 // serverName is the Server header every TechEmpower response carries.
 const serverName = "loom"
 
-// helloWorld is the json and plaintext tests' message.
-const helloWorld = "Hello, World!"
-
-// fortune is one row of the Fortune table.
-type fortune struct {
-	ID      int32
-	Message string
-}
-
 // fortunes are TechEmpower's standard Fortune rows.
-var fortunes = []fortune{
-	{1, "fortune: No such file or directory"},
-	{2, "A computer scientist is someone who fixes things that aren't broken."},
-	{3, "After enough decimal places, nobody gives a damn."},
-	{4, "A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1"},
-	{5, "A computer program does what you tell it to do, not what you want it to do."},
-	{6, "Emacs is a nice operating system, but I prefer UNIX. — Tom Christaensen"},
-	{7, "Any program that runs right is obsolete."},
-	{8, "A list is only as strong as its weakest link. — Donald Knuth"},
-	{9, "Feature: A bug with seniority."},
-	{10, "Computers make very fast, very accurate mistakes."},
-	{11, `<script>alert("This should not be displayed in a browser alert box.");</script>`},
-	{12, "フレームワークのベンチマーク"},
+var fortunes = []techempower.Fortune{
+	{ID: 1, Message: "fortune: No such file or directory"},
+	{ID: 2, Message: "A computer scientist is someone who fixes things that aren't broken."},
+	{ID: 3, Message: "After enough decimal places, nobody gives a damn."},
+	{ID: 4, Message: "A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1"},
+	{ID: 5, Message: "A computer program does what you tell it to do, not what you want it to do."},
+	{ID: 6, Message: "Emacs is a nice operating system, but I prefer UNIX. — Tom Christaensen"},
+	{ID: 7, Message: "Any program that runs right is obsolete."},
+	{ID: 8, Message: "A list is only as strong as its weakest link. — Donald Knuth"},
+	{ID: 9, Message: "Feature: A bug with seniority."},
+	{ID: 10, Message: "Computers make very fast, very accurate mistakes."},
+	{ID: 11, Message: `<script>alert("This should not be displayed in a browser alert box.");</script>`},
+	{ID: 12, Message: "フレームワークのベンチマーク"},
 }
 
-// extraFortune is the row the fortunes test adds at request time.
-const extraFortune = "Additional fortune added at request time."
-
-// maxQueries is the most rows a queries or updates request reads.
-const maxQueries = 500
-
-// queriesParam reads the queries parameter as the rules say: missing, not
-// an integer or below 1 means 1; above 500 means 500.
+// queriesParam is r's queries parameter, parsed as the rules say.
 func queriesParam(r *http.Request) int {
-	n, err := strconv.Atoi(r.URL.Query().Get("queries"))
-	if err != nil || n < 1 {
-		return 1
-	}
-	return min(n, maxQueries)
-}
-
-// randomWorld is a random World id, 1 to 10,000.
-func randomWorld() int32 { return int32(rand.IntN(worldRows)) + 1 }
-
-// appendWorld appends a World row as the tests' JSON object.
-func appendWorld(b []byte, id, randomNumber int32) []byte {
-	b = append(b, `{"id":`...)
-	b = strconv.AppendInt(b, int64(id), 10)
-	b = append(b, `,"randomNumber":`...)
-	b = strconv.AppendInt(b, int64(randomNumber), 10)
-	return append(b, '}')
+	return techempower.Queries(r.URL.Query().Get("queries"))
 }
 
 // respond writes body with the headers every test requires: Server and
@@ -106,30 +70,9 @@ func openPool(ctx context.Context, size int) (*dbPool, error) {
 	if u == "" {
 		return nil, fmt.Errorf("%w: %s is not set: the runner sets it for each run", ErrDatabase, DatabaseEnv)
 	}
-	cfg, err := pgxpool.ParseConfig(u)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrDatabase, DatabaseEnv, err)
-	}
-	cfg.MaxConns, cfg.MinConns = int32(size), int32(size)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := techempower.OpenPool(ctx, u, size)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrDatabase, err)
-	}
-	// Open every connection now: connecting is not the work measured.
-	conns := make([]*pgxpool.Conn, 0, size)
-	for range size {
-		c, err := pool.Acquire(ctx)
-		if err != nil {
-			break
-		}
-		conns = append(conns, c)
-	}
-	for _, c := range conns {
-		c.Release()
-	}
-	if len(conns) < size {
-		pool.Close()
-		return nil, fmt.Errorf("%w: opened %d of %d connections", ErrDatabase, len(conns), size)
 	}
 	return &dbPool{Pool: pool}, nil
 }
@@ -158,12 +101,6 @@ func (p *dbPool) close(dir string) error {
 	return os.WriteFile(filepath.Join(dir, poolReportFile), b, 0o644)
 }
 
-const (
-	selectWorld   = "SELECT id, randomnumber FROM world WHERE id = $1"
-	updateWorld   = "UPDATE world SET randomnumber = $1 WHERE id = $2"
-	selectFortune = "SELECT id, message FROM fortune"
-)
-
 // serveTechEmpower mounts the routes of one test type ("json", "db", ...),
 // with a pool of poolSize connections for those that query.
 func serveTechEmpower(test string, poolSize int) ServeFunc {
@@ -171,9 +108,7 @@ func serveTechEmpower(test string, poolSize int) ServeFunc {
 		switch test {
 		case "json":
 			app.Get("/json", func(w http.ResponseWriter, _ *http.Request) error {
-				b, err := json.Marshal(struct {
-					Message string `json:"message"`
-				}{helloWorld})
+				b, err := techempower.JSONBody()
 				if err != nil {
 					return err
 				}
@@ -181,7 +116,7 @@ func serveTechEmpower(test string, poolSize int) ServeFunc {
 			})
 			return nil, nil
 		case "plaintext":
-			body := []byte(helloWorld)
+			body := []byte(techempower.HelloWorld)
 			app.Get("/plaintext", func(w http.ResponseWriter, _ *http.Request) error {
 				return respond(w, "text/plain", body)
 			})
@@ -200,27 +135,20 @@ func serveTechEmpower(test string, poolSize int) ServeFunc {
 					return err
 				}
 				defer c.Release()
-				var id, n int32
-				if err := c.QueryRow(r.Context(), selectWorld, randomWorld()).Scan(&id, &n); err != nil {
-					return err
-				}
-				return respond(w, "application/json", appendWorld(nil, id, n))
-			})
-		case "queries":
-			app.Get("/queries", func(w http.ResponseWriter, r *http.Request) error {
-				worlds, err := readWorlds(r.Context(), pool, queriesParam(r))
+				row, err := techempower.ReadWorld(r.Context(), c)
 				if err != nil {
 					return err
 				}
-				return respond(w, "application/json", appendWorlds(worlds))
+				return respond(w, "application/json", techempower.AppendWorld(nil, row))
 			})
-		case "updates":
-			app.Get("/updates", func(w http.ResponseWriter, r *http.Request) error {
-				worlds, err := updateWorlds(r.Context(), pool, queriesParam(r))
+		case "queries", "updates":
+			update := test == "updates"
+			app.Get("/"+test, func(w http.ResponseWriter, r *http.Request) error {
+				worlds, err := readWorlds(r.Context(), pool, queriesParam(r), update)
 				if err != nil {
 					return err
 				}
-				return respond(w, "application/json", appendWorlds(worlds))
+				return respond(w, "application/json", techempower.AppendWorlds(worlds))
 			})
 		case "fortunes":
 			app.Get("/fortunes", func(w http.ResponseWriter, r *http.Request) error {
@@ -249,117 +177,27 @@ func serveTechEmpower(test string, poolSize int) ServeFunc {
 	}
 }
 
-// world is one World row.
-type world struct{ id, randomNumber int32 }
-
-// readWorlds reads n random rows, one query each, on one connection.
-func readWorlds(ctx context.Context, pool *dbPool, n int) ([]world, error) {
+// readWorlds reads n random rows on one connection, updating them with update.
+func readWorlds(ctx context.Context, pool *dbPool, n int, update bool) ([]techempower.World, error) {
 	c, err := pool.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Release()
-	worlds := make([]world, n)
-	for i := range worlds {
-		if err := c.QueryRow(ctx, selectWorld, randomWorld()).Scan(&worlds[i].id, &worlds[i].randomNumber); err != nil {
-			return nil, err
-		}
+	if update {
+		return techempower.UpdateWorlds(ctx, c, n)
 	}
-	return worlds, nil
+	return techempower.ReadWorlds(ctx, c, n)
 }
 
-// updateWorlds reads n random rows, one query each, gives each a new
-// random number and writes them back, one statement per row, sent as one
-// batch in id order (so that concurrent batches cannot deadlock).
-func updateWorlds(ctx context.Context, pool *dbPool, n int) ([]world, error) {
-	c, err := pool.acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Release()
-	worlds := make([]world, n)
-	for i := range worlds {
-		if err := c.QueryRow(ctx, selectWorld, randomWorld()).Scan(&worlds[i].id, &worlds[i].randomNumber); err != nil {
-			return nil, err
-		}
-		worlds[i].randomNumber = randomWorld()
-	}
-	sorted := slices.Clone(worlds)
-	slices.SortStableFunc(sorted, func(a, b world) int { return cmp.Compare(a.id, b.id) })
-	var batch pgx.Batch
-	for _, w := range sorted {
-		batch.Queue(updateWorld, w.randomNumber, w.id)
-	}
-	if err := c.SendBatch(ctx, &batch).Close(); err != nil {
-		return nil, err
-	}
-	// A row drawn twice holds, in the database, the value written last.
-	last := map[int32]int32{}
-	for _, w := range sorted {
-		last[w.id] = w.randomNumber
-	}
-	for i := range worlds {
-		worlds[i].randomNumber = last[worlds[i].id]
-	}
-	return worlds, nil
-}
-
-func appendWorlds(worlds []world) []byte {
-	b := make([]byte, 0, 32*len(worlds)+2)
-	b = append(b, '[')
-	for i, w := range worlds {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendWorld(b, w.id, w.randomNumber)
-	}
-	return append(b, ']')
-}
-
-// fortunesPage reads every fortune, adds one, sorts them by message and
-// renders the HTML table, escaped.
+// fortunesPage is the fortunes test's page, read on one connection.
 func fortunesPage(ctx context.Context, pool *dbPool) ([]byte, error) {
 	c, err := pool.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := c.Query(ctx, selectFortune)
-	if err != nil {
-		c.Release()
-		return nil, err
-	}
-	list := make([]fortune, 0, 16)
-	for rows.Next() {
-		var f fortune
-		if err := rows.Scan(&f.ID, &f.Message); err != nil {
-			rows.Close()
-			c.Release()
-			return nil, err
-		}
-		list = append(list, f)
-	}
-	rows.Close()
-	c.Release()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	list = append(list, fortune{0, extraFortune})
-	slices.SortFunc(list, func(a, b fortune) int { return cmp.Compare(a.Message, b.Message) })
-	return renderFortunes(list), nil
-}
-
-// renderFortunes writes the fortunes test's page.
-func renderFortunes(list []fortune) []byte {
-	b := make([]byte, 0, 1536)
-	b = append(b, "<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table><tr><th>id</th><th>message</th></tr>"...)
-	for _, f := range list {
-		b = append(b, "<tr><td>"...)
-		b = strconv.AppendInt(b, int64(f.ID), 10)
-		b = append(b, "</td><td>"...)
-		b = append(b, html.EscapeString(f.Message)...)
-		b = append(b, "</td></tr>"...)
-	}
-	return append(b, "</table></body></html>"...)
+	defer c.Release()
+	return techempower.FortunesPage(ctx, c)
 }
 
 // dbPoolBody is db-pool's answer.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/loomrt/loom/internal/harness/techempower"
 )
 
 // testDatabase makes a schema seeded as loom bench seeds a run's, points
@@ -70,7 +71,7 @@ func TestRunServesTechEmpower(t *testing.T) {
 			check                     func(body string) bool
 		}{
 			{"json", "json", "application/json", func(b string) bool { return b == `{"message":"Hello, World!"}` }},
-			{"plaintext", "plaintext", "text/plain", func(b string) bool { return b == helloWorld }},
+			{"plaintext", "plaintext", "text/plain", func(b string) bool { return b == techempower.HelloWorld }},
 			{"db", "db", "application/json", func(b string) bool {
 				var w struct{ ID, RandomNumber int }
 				return json.Unmarshal([]byte(b), &w) == nil && w.ID >= 1 && w.ID <= 10000 && w.RandomNumber >= 1 && w.RandomNumber <= 10000
@@ -85,11 +86,11 @@ func TestRunServesTechEmpower(t *testing.T) {
 			}},
 			{"updates", "updates?queries=501", "application/json", func(b string) bool {
 				var ws []struct{ ID int }
-				return json.Unmarshal([]byte(b), &ws) == nil && len(ws) == maxQueries
+				return json.Unmarshal([]byte(b), &ws) == nil && len(ws) == techempower.MaxQueries
 			}},
 			{"fortunes", "fortunes", "text/html", func(b string) bool {
-				return strings.Contains(b, "<td>0</td><td>"+extraFortune+"</td>") && strings.Contains(b, "&lt;script&gt;") &&
-					strings.Index(b, "&lt;script") < strings.Index(b, extraFortune) && strings.Index(b, extraFortune) < strings.Index(b, "fortune: No such")
+				return strings.Contains(b, "<td>0</td><td>"+techempower.ExtraFortune+"</td>") && strings.Contains(b, "&lt;script&gt;") &&
+					strings.Index(b, "&lt;script") < strings.Index(b, techempower.ExtraFortune) && strings.Index(b, techempower.ExtraFortune) < strings.Index(b, "fortune: No such")
 			}},
 		} {
 			t.Run(fw+"/"+tc.path, func(t *testing.T) {
