@@ -26,7 +26,8 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel"
+	"github.com/loomrt/loom/internal/otelconfig"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -97,18 +98,9 @@ func New(opts ...Option) (*Tracer, error) {
 	for _, o := range opts {
 		o(&c)
 	}
-	if c.tp == nil {
-		c.tp = otel.GetTracerProvider()
-	}
-	if c.mp == nil {
-		c.mp = otel.GetMeterProvider()
-	}
-	if c.propagator == nil {
-		c.propagator = otel.GetTextMapPropagator()
-		if len(c.propagator.Fields()) == 0 {
-			c.propagator = propagation.TraceContext{}
-		}
-	}
+	c.tp = otelconfig.TracerProvider(c.tp)
+	c.mp = otelconfig.MeterProvider(c.mp)
+	c.propagator = otelconfig.Propagator(c.propagator)
 	m := c.mp.Meter(ScopeName)
 	t := &Tracer{tracer: c.tp.Tracer(ScopeName), propagator: c.propagator, roots: c.roots}
 	var err1, err2, err3, err4 error

@@ -28,7 +28,8 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel"
+	"github.com/loomrt/loom/internal/otelconfig"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -86,12 +87,8 @@ func New(opts ...Option) (*Instrumentation, error) {
 	for _, o := range opts {
 		o(&c)
 	}
-	if c.tp == nil {
-		c.tp = otel.GetTracerProvider()
-	}
-	if c.mp == nil {
-		c.mp = otel.GetMeterProvider()
-	}
+	c.tp = otelconfig.TracerProvider(c.tp)
+	c.mp = otelconfig.MeterProvider(c.mp)
 	m := c.mp.Meter(ScopeName)
 	in := &Instrumentation{tracer: c.tp.Tracer(ScopeName), roots: c.roots}
 	var err1, err2, err3, err4 error

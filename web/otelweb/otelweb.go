@@ -27,7 +27,8 @@ import (
 	"strings"
 	"sync"
 
-	"go.opentelemetry.io/otel"
+	"github.com/loomrt/loom/internal/otelconfig"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -129,18 +130,9 @@ func Instrument(app *web.App, opts ...Option) (*Instrumentation, error) {
 	for _, o := range opts {
 		o(&c)
 	}
-	if c.tp == nil {
-		c.tp = otel.GetTracerProvider()
-	}
-	if c.mp == nil {
-		c.mp = otel.GetMeterProvider()
-	}
-	if c.propagator == nil {
-		c.propagator = otel.GetTextMapPropagator()
-		if len(c.propagator.Fields()) == 0 {
-			c.propagator = propagation.TraceContext{}
-		}
-	}
+	c.tp = otelconfig.TracerProvider(c.tp)
+	c.mp = otelconfig.MeterProvider(c.mp)
+	c.propagator = otelconfig.Propagator(c.propagator)
 	in := &Instrumentation{
 		tracer:     c.tp.Tracer(ScopeName),
 		propagator: c.propagator,
