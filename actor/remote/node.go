@@ -148,8 +148,8 @@ func WithMaxPending(messages int) Option { return func(c *config) { c.maxPending
 // Join connects sys to the cluster as the node called name and returns
 // once the node's subjects are subscribed and its first heartbeat sent.
 // Names are letters, digits, '-' and '_'; two live nodes of one cluster
-// must not share a name. Errors: ErrInvalid for a bad name or option, and
-// the connection's.
+// must not share a name. Errors: ErrInvalid for a nil sys, a bad name or
+// option, and the connection's.
 func Join(sys *actor.System, name string, opts ...Option) (*Node, error) {
 	cfg := config{cluster: DefaultCluster, heartbeat: DefaultHeartbeat, failAfter: DefaultFailAfter, maxPending: DefaultMaxPending}
 	for _, o := range opts {
@@ -165,6 +165,8 @@ func Join(sys *actor.System, name string, opts ...Option) (*Node, error) {
 		cfg.failAfter = DefaultFailAfter
 	}
 	switch {
+	case sys == nil:
+		return nil, fmt.Errorf("join %q: %w: nil actor system", name, ErrInvalid)
 	case !validName(name):
 		return nil, fmt.Errorf("join %q: %w: a node name is letters, digits, '-' and '_'", name, ErrInvalid)
 	case !validName(cfg.cluster):

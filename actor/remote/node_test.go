@@ -19,17 +19,23 @@ func TestJoinRefusesBadSettings(t *testing.T) {
 	ns := startNATS(t)
 	sys := newSystem(t)
 	for _, tc := range []struct {
+		sys  *actor.System
 		name string
 		opts []Option
+		want string // what the error must name
 	}{
-		{"", nil},
-		{"a.b", nil},
-		{"a", []Option{WithCluster("x y")}},
-		{"a", []Option{WithFailureDetector(time.Second, time.Second)}},
-		{"a", []Option{WithMaxPending(-1)}},
+		{sys, "", nil, "node name"},
+		{sys, "a.b", nil, "node name"},
+		{sys, "a", []Option{WithCluster("x y")}, `cluster "x y"`},
+		{sys, "a", []Option{WithFailureDetector(time.Second, time.Second)}, "fail after 1s"},
+		{sys, "a", []Option{WithMaxPending(-1)}, "max pending -1"},
+		{nil, "a", nil, "nil actor system"},
 	} {
-		if _, err := Join(sys, tc.name, append([]Option{WithURL(ns.url())}, tc.opts...)...); !errors.Is(err, ErrInvalid) {
+		_, err := Join(tc.sys, tc.name, append([]Option{WithURL(ns.url())}, tc.opts...)...)
+		if !errors.Is(err, ErrInvalid) {
 			t.Errorf("Join(%q) = %v; want ErrInvalid", tc.name, err)
+		} else if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Join(%q) = %v; want it to name %q", tc.name, err, tc.want)
 		}
 	}
 }
