@@ -22,6 +22,7 @@ var (
 	ErrClosed = errors.New("remote: node closed")
 	// ErrNotFound wraps the reason a Lookup or SpawnOn found nothing.
 	ErrNotFound = errors.New("remote: not found")
-	// ErrInvalid is returned for a bad node, cluster or kind name.
-	ErrInvalid = errors.New("remote: invalid name")
+	// ErrInvalid is returned for a bad argument: a node, cluster, kind or
+	// codec name, an option of Join, a nil System or Ref.
+	ErrInvalid = errors.New("remote: invalid argument")
 )

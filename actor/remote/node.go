@@ -170,7 +170,7 @@ func Join(sys *actor.System, name string, opts ...Option) (*Node, error) {
 	case !validName(name):
 		return nil, fmt.Errorf("join %q: %w: a node name is letters, digits, '-' and '_'", name, ErrInvalid)
 	case !validName(cfg.cluster):
-		return nil, fmt.Errorf("join %q: %w: cluster %q: letters, digits, '-' and '_'", name, ErrInvalid, cfg.cluster)
+		return nil, fmt.Errorf("join %q: %w: cluster name %q: letters, digits, '-' and '_'", name, ErrInvalid, cfg.cluster)
 	case cfg.heartbeat < 0 || cfg.failAfter <= 2*cfg.heartbeat:
 		return nil, fmt.Errorf("join %q: %w: fail after %v must exceed twice the heartbeat %v", name, ErrInvalid, cfg.failAfter, cfg.heartbeat)
 	case cfg.maxPending <= 0:

@@ -26,7 +26,7 @@ func TestJoinRefusesBadSettings(t *testing.T) {
 	}{
 		{sys, "", nil, "node name"},
 		{sys, "a.b", nil, "node name"},
-		{sys, "a", []Option{WithCluster("x y")}, `cluster "x y"`},
+		{sys, "a", []Option{WithCluster("x y")}, `cluster name "x y"`},
 		{sys, "a", []Option{WithFailureDetector(time.Second, time.Second)}, "fail after 1s"},
 		{sys, "a", []Option{WithMaxPending(-1)}, "max pending -1"},
 		{nil, "a", nil, "nil actor system"},
@@ -36,6 +36,8 @@ func TestJoinRefusesBadSettings(t *testing.T) {
 			t.Errorf("Join(%q) = %v; want ErrInvalid", tc.name, err)
 		} else if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Join(%q) = %v; want it to name %q", tc.name, err, tc.want)
+		} else if !strings.Contains(tc.want, "name") && strings.Contains(err.Error(), "name") {
+			t.Errorf("Join(%q) = %v; want no mention of a name: the name is fine", tc.name, err)
 		}
 	}
 }
