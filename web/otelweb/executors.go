@@ -2,6 +2,7 @@ package otelweb
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -20,6 +21,12 @@ import (
 // Scheduler's, an actor System's dispatchers'). Unregister the returned
 // registration to stop.
 func MeasureExecutors(mp metric.MeterProvider, executors func() []loom.Executor) (metric.Registration, error) {
+	switch {
+	case mp == nil:
+		return nil, errors.New("otelweb: measure executors: nil meter provider")
+	case executors == nil:
+		return nil, errors.New("otelweb: measure executors: nil executors func")
+	}
 	m := mp.Meter(ScopeName)
 	var errs []error
 	gauge := func(name, unit, desc string) metric.Int64ObservableGauge {

@@ -22,6 +22,7 @@ package otelweb
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -126,6 +127,9 @@ var _ web.Starter = (*Instrumentation)(nil)
 // thread watch. Call it before serving; Shutdown stops the executor
 // reports.
 func Instrument(app *web.App, opts ...Option) (*Instrumentation, error) {
+	if app == nil {
+		return nil, errors.New("otelweb: instrument: nil app")
+	}
 	c := config{rootSample: 1}
 	for _, o := range opts {
 		o(&c)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -480,4 +481,29 @@ func serveUntil(t *testing.T, app *web.App) served {
 			t.Errorf("serve: %v", err)
 		}
 	}}
+}
+
+// TestRefusesNil: a nil App, meter provider or executors func is an error
+// naming it at setup, not a panic then or at a later collection.
+func TestRefusesNil(t *testing.T) {
+	tel := newTelemetry(t, sdktrace.AlwaysSample())
+	none := func() []loom.Executor { return nil }
+	for _, tt := range []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"Instrument(nil)", func() error {
+			_, err := otelweb.Instrument(nil, otelweb.WithTracerProvider(tel.tp), otelweb.WithMeterProvider(tel.mp))
+			return err
+		}, "nil app"},
+		{"MeasureExecutors(nil, f)", func() error { _, err := otelweb.MeasureExecutors(nil, none); return err }, "nil meter provider"},
+		{"MeasureExecutors(mp, nil)", func() error { _, err := otelweb.MeasureExecutors(tel.mp, nil); return err }, "nil executors"},
+	} {
+		err := tt.call()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %v; want an error naming %q", tt.name, err, tt.want)
+		}
+	}
+	tel.collect(t) // no callback left registered that would call a nil func
 }
