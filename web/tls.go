@@ -33,7 +33,8 @@ func WithTLSConfig(c *tls.Config) AppOption {
 // preface ("prior knowledge"), beside HTTP/1.1, through
 // http.Server.Protocols. Use it behind a proxy that speaks HTTP/2 to its
 // backends in cleartext (Envoy, a gRPC-aware load balancer); a browser
-// never speaks it. Over TLS it changes nothing. It applies to New.
+// never speaks it. Over TLS it changes nothing. Only the std engine serves
+// it: Serve refuses to start on nbio. It applies to New.
 func WithH2C() AppOption {
 	return appOption(func(a *appSettings) { a.h2c = true })
 }

@@ -61,6 +61,9 @@ func (engine) NewServer(srv *http.Server, s web.EngineSettings) (web.EngineServe
 	if srv.TLSConfig != nil {
 		return nil, errors.New("TLS is not supported by the nbio engine: serve TLS on std (LOOM_ENGINE=std), or terminate it in front")
 	}
+	if srv.Protocols != nil && srv.Protocols.UnencryptedHTTP2() {
+		return nil, errors.New("HTTP/2 in cleartext (h2c) is not supported by the nbio engine: serve it on std (LOOM_ENGINE=std), or speak HTTP/1.1 to it")
+	}
 	idle := srv.IdleTimeout
 	if idle <= 0 {
 		idle = srv.ReadTimeout
