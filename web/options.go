@@ -93,6 +93,7 @@ type appSettings struct {
 	engine       Engine // WithEngine or LOOM_ENGINE; nil: net/http
 
 	certFile, keyFile string      // WithTLS
+	tlsFiles          bool        // WithTLS was given, even with empty names
 	tlsConfig         *tls.Config // WithTLSConfig
 	h2c               bool        // WithH2C
 

@@ -11,13 +11,14 @@ import (
 // WithTLS serves HTTPS with the certificate chain in certFile and its
 // private key in keyFile, both PEM, as http.Server.ServeTLS reads them. New
 // reads both files and returns an error naming the file that cannot be read
-// or the pair that does not match; the files are not read again, so a
+// or the pair that does not match (an empty name is an error too, not
+// cleartext); the files are not read again, so a
 // renewed certificate takes a restart (or WithTLSConfig with a
 // GetCertificate that reloads it). HTTP/2 is offered by ALPN beside
 // HTTP/1.1, as net/http offers it. Only the std engine serves TLS: Serve
 // refuses to start on another. It applies to New.
 func WithTLS(certFile, keyFile string) AppOption {
-	return appOption(func(a *appSettings) { a.certFile, a.keyFile = certFile, keyFile })
+	return appOption(func(a *appSettings) { a.certFile, a.keyFile, a.tlsFiles = certFile, keyFile, true })
 }
 
 // WithTLSConfig serves HTTPS as c says: its Certificates, GetCertificate or
@@ -42,14 +43,14 @@ func WithH2C() AppOption {
 // serverTLS returns the TLS configuration WithTLS and WithTLSConfig ask
 // for, nil for cleartext, or an error naming what cannot be loaded.
 func serverTLS(a appSettings) (*tls.Config, error) {
-	if a.tlsConfig == nil && a.certFile == "" && a.keyFile == "" {
+	if a.tlsConfig == nil && !a.tlsFiles {
 		return nil, nil
 	}
 	c := &tls.Config{}
 	if a.tlsConfig != nil {
 		c = a.tlsConfig.Clone()
 	}
-	if a.certFile != "" || a.keyFile != "" {
+	if a.tlsFiles {
 		cert, err := loadKeyPair(a.certFile, a.keyFile)
 		if err != nil {
 			return nil, err

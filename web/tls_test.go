@@ -470,6 +470,7 @@ func TestTLSFilesThatDoNotLoad(t *testing.T) {
 		{"key given as the certificate", certs.KeyFile, certs.KeyFile, []string{certs.KeyFile}},
 		{"no key file", certs.CertFile, "", []string{"both"}},
 		{"no certificate file", "", certs.KeyFile, []string{"both"}},
+		{"neither file", "", "", []string{"both"}}, // unset environment variables, say: not cleartext
 	} {
 		_, err := web.New(web.WithTLS(tc.cert, tc.key))
 		if err == nil {
