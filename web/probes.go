@@ -18,8 +18,10 @@ const (
 	ReadyzPath = "/readyz"
 )
 
-// ReadyCheckTimeout bounds each check given to WithReadyCheck, so that a
-// hung dependency answers the probe with 503 instead of a probe timeout.
+// ReadyCheckTimeout is when the context of each check given to
+// WithReadyCheck ends, so that a hung dependency answers the probe with 503
+// instead of a probe timeout, for a check that returns when its context
+// ends.
 const ReadyCheckTimeout = 2 * time.Second
 
 // ErrNotReady is matched by the error App.Ready returns when the App should
@@ -39,9 +41,11 @@ func WithProbes() AppOption {
 }
 
 // WithReadyCheck adds a check that /readyz and App.Ready run, named name:
-// a ping of a database pool, say. An error, or no answer within
-// ReadyCheckTimeout, makes the App not ready; name and the error are in
-// /readyz's body. Checks run one after another, on the probe's goroutine.
+// a ping of a database pool, say. An error makes the App not ready; name
+// and the error are in /readyz's body. check's ctx ends after
+// ReadyCheckTimeout, and check must return when it does: a check that
+// ignores ctx holds the probe until it returns. Checks run one after
+// another, on the probe's goroutine.
 // It implies WithProbes. It applies to New.
 func WithReadyCheck(name string, check func(ctx context.Context) error) AppOption {
 	if name == "" || check == nil {
