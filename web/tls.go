@@ -23,9 +23,11 @@ func WithTLS(certFile, keyFile string) AppOption {
 
 // WithTLSConfig serves HTTPS as c says: its Certificates, GetCertificate or
 // GetConfigForClient must give a certificate (with WithTLS, its pair is added
-// to c's Certificates). New keeps a copy of c; the copy's NextProtos gets
-// "h2" and "http/1.1" unless c names protocols of its own. A nil c serves
-// cleartext. It applies to New.
+// to c's Certificates). New keeps a copy of c. Protocols in c's NextProtos
+// are preferred in their order, and net/http adds "h2" and "http/1.1" after
+// them when missing, so NextProtos cannot leave HTTP/2 out: WithServerConfig
+// setting http.Server.Protocols does. A nil c serves cleartext. It applies
+// to New.
 func WithTLSConfig(c *tls.Config) AppOption {
 	return appOption(func(a *appSettings) { a.tlsConfig = c })
 }

@@ -496,3 +496,24 @@ func TestTLSFilesThatDoNotLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestTLSConfigNextProtosDoNotLeaveHTTP2Out: NextProtos of WithTLSConfig's
+// own come first, and net/http still adds h2 (and http/1.1) after them, so
+// a client offering h2 alone gets it; Protocols is what leaves HTTP/2 out.
+func TestTLSConfigNextProtosDoNotLeaveHTTP2Out(t *testing.T) {
+	certs := webtest.NewCerts(t)
+	pair, err := tls.LoadX509KeyPair(certs.CertFile, certs.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := newApp(t, web.WithTLSConfig(&tls.Config{Certificates: []tls.Certificate{pair}, NextProtos: []string{"http/1.1"}}))
+	url, _ := serveTLS(t, app)
+	c, err := tls.Dial("tcp", strings.TrimPrefix(url, "https://"), &tls.Config{RootCAs: certs.Pool, ServerName: "localhost", NextProtos: []string{"h2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got := c.ConnectionState().NegotiatedProtocol; got != "h2" {
+		t.Errorf("a client offering h2 alone negotiated %q; want h2", got)
+	}
+}
