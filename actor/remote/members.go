@@ -247,6 +247,11 @@ func (n *Node) peerFrom(name string, instance uint64) (p *peer, isNew bool) {
 	n.remove(old, fmt.Errorf("%w: %s restarted", ErrNodeDown, name), Down)
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.closed {
+		// Leave ran while the lock was let go: a peer made now would
+		// start a flusher after Leave waited for them all.
+		return nil, false
+	}
 	p = n.peers[name]
 	if p == nil {
 		p = n.newPeer(name, instance)
