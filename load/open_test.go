@@ -315,8 +315,9 @@ func TestOpenLoopTimeoutCountsFromTheSchedule(t *testing.T) {
 		t.Errorf("errors %+v; want only timeouts, at least 50 of them (the server serves 20 of the 100 in time at most)", res.Errors)
 	}
 	// The read deadline is the request's due time plus the timeout; the
-	// slack is only what reading the clock after the read may add.
-	if limit := timeout + 100*time.Millisecond; res.Latency.Max > limit {
+	// slack is what reading the clock after the read may add on a busy
+	// machine. Counting from the send instead, the slowest took seconds.
+	if limit := 2 * timeout; res.Latency.Max > limit {
 		t.Errorf("slowest served request took %s from when it was due; want at most %s", res.Latency.Max, limit)
 	}
 }

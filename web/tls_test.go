@@ -278,7 +278,9 @@ func stalled(t *testing.T, prefix string) io.Reader {
 // handler's write fails with os.ErrDeadlineExceeded. A client that keeps
 // reading slowly gets the whole body, for longer than the timeout.
 func TestWriteTimeoutOverHTTP2(t *testing.T) {
-	const timeout = 300 * time.Millisecond
+	// Long enough that a slow reader held up by a busy machine (a GC, a
+	// descheduled goroutine) still reads within it.
+	const timeout = time.Second
 	const size = 12 << 20
 	certs := webtest.NewCerts(t)
 	app := newApp(t, web.WithTLS(certs.CertFile, certs.KeyFile), web.WithWriteTimeout(timeout))
