@@ -98,14 +98,14 @@ func TestRemoteTellAllocatesNothing(t *testing.T) {
 	ref := a.Ref("b", "/sink")
 	ref.Tell(&seq{N: 1})
 	recv(t, got)
-	// b leaves: what a publishes from now on has no subscriber, so that
-	// only the sending side's allocations are counted.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := b.Leave(ctx); err != nil {
+	// c is a member whose batches nobody reads: only the sending side's
+	// allocations are counted.
+	c := join(t, ns, "c", WithCodecs(seqCodecs(t)))
+	waitMembers(t, a, "b", "c")
+	if err := c.subs[0].Unsubscribe(); err != nil {
 		t.Fatal(err)
 	}
-	other := a.Ref("c", "/sink") // a node not yet heard from: its Refs send
+	other := a.Ref("c", "/sink")
 	msg := &seq{N: 2}
 	for range 1000 {
 		other.Tell(msg) // grow the batch buffers

@@ -233,7 +233,8 @@ func (n *Node) peerFrom(name string, instance uint64) (p *peer, isNew bool) {
 		p, isNew = n.newPeer(name, instance), true
 		n.event(MemberEvent{Node: name, Kind: Joined})
 	case p.instance == 0:
-		p.instance, isNew = instance, true
+		p.heardFrom(instance)
+		isNew = true
 		n.event(MemberEvent{Node: name, Kind: Joined})
 	case p.instance != instance:
 		old = p
@@ -256,7 +257,7 @@ func (n *Node) peerFrom(name string, instance uint64) (p *peer, isNew bool) {
 	if p == nil {
 		p = n.newPeer(name, instance)
 	} else if p.instance == 0 {
-		p.instance = instance
+		p.heardFrom(instance)
 	}
 	n.event(MemberEvent{Node: name, Kind: Joined})
 	return p, true
@@ -311,9 +312,20 @@ func (n *Node) monitor() {
 		}
 		n.mu.Unlock()
 		for _, p := range silent {
-			n.remove(p, fmt.Errorf("%w: %s silent for %v", ErrNodeDown, p.name, n.failAfter), Down)
+			n.remove(p, p.silence(n.failAfter), Down)
 		}
 	}
+}
+
+// silence is why p, silent for failAfter, is declared down.
+func (p *peer) silence(failAfter time.Duration) error {
+	p.n.mu.Lock()
+	heard := p.instance != 0
+	p.n.mu.Unlock()
+	if !heard {
+		return fmt.Errorf("%w: %s not heard from in %v", ErrNodeDown, p.name, failAfter)
+	}
+	return fmt.Errorf("%w: %s silent for %v", ErrNodeDown, p.name, failAfter)
 }
 
 // lagging reports whether this node's own heartbeats come back later than
@@ -370,5 +382,5 @@ func (n *Node) remove(p *peer, reason error, kind EventKind) {
 	for k := range inWatches {
 		k.target.Signal(actor.SignalUnwatch, k.watcher)
 	}
-	n.undeliverable(p, pending, reason)
+	n.undeliverable(p, pending, reason, proxies)
 }

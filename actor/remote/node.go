@@ -32,7 +32,8 @@ const (
 // actors on other nodes (Ref, Lookup, SpawnOn), carries what is sent to them
 // in batches per destination node, delivers what arrives into the System's
 // mailboxes, and watches the other nodes' heartbeats. It is safe for
-// concurrent use. Its goroutines are gone when Leave returns.
+// concurrent use. Its goroutines are gone when Leave returns, unless a
+// publish stuck on a stalled server outlasts Leave's context (see Leave).
 type Node struct {
 	sys        *actor.System
 	name       string
@@ -65,6 +66,7 @@ type Node struct {
 	wake     chan struct{} // the events goroutine's
 	stop     chan struct{}
 	wg       sync.WaitGroup
+	left     chan struct{} // closed once Leave's teardown has ended
 	cancelDL func()
 
 	// local caches the inbound goroutine's lookups of local paths.
@@ -184,7 +186,7 @@ func Join(sys *actor.System, name string, opts ...Option) (*Node, error) {
 		codecs: cfg.codecs, heartbeat: cfg.heartbeat, failAfter: cfg.failAfter, maxPending: cfg.maxPending,
 		peers: make(map[string]*peer), downed: make(map[uint64]struct{}), names: make(map[string]actor.Ref),
 		kinds: make(map[string]actor.Props), asks: make(map[uint64]*pendingAsk),
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), local: make(map[string]actor.Ref),
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), left: make(chan struct{}), local: make(map[string]actor.Ref),
 	}
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {
@@ -298,8 +300,10 @@ func (n *Node) Stats() Stats {
 // Ref returns a Ref to the actor at path on node. It does not check that
 // the actor exists: what is sent to a missing actor goes to dead letters on
 // its node, and an Ask fails with its reason. For this node's own name it
-// returns the local actor, the zero Ref if there is none. A node not yet
-// known must join within the failure bound, or it is declared down.
+// returns the local actor, the zero Ref if there is none. What is sent to
+// a node not yet heard from is held (within WithMaxPending) until it joins;
+// a node that does not join within the failure bound is declared down, and
+// what was held goes to dead letters with ErrNodeDown.
 func (n *Node) Ref(node, path string) actor.Ref {
 	if node == n.name {
 		r, _ := n.sys.Lookup(path)
@@ -316,13 +320,24 @@ func (n *Node) Ref(node, path string) actor.Ref {
 // nodes, stops its goroutines and, unless WithConn gave it, closes its
 // connection. Other nodes see it Left at once: their watchers of its actors
 // get Terminated with ErrNodeLeft. Stop the System first when its actors'
-// own Terminated should reach remote watchers. When ctx ends first, it
-// returns ctx's error with the connection closed all the same.
+// own Terminated should reach remote watchers.
+//
+// Leave returns by ctx's end whatever the connection does, with ctx's
+// error when it ends first. A publish stuck on a stalled server holds the
+// NATS connection until the connection's write timeout (nats.FlusherTimeout,
+// one minute by default) or the server reads again; the node's goroutines
+// then end on their own, its own connection closed. A later call to Leave
+// waits for that, bounded by its ctx.
 func (n *Node) Leave(ctx context.Context) error {
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
-		return nil
+		select {
+		case <-n.left:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("leave: wait for the node's goroutines: %w", ctx.Err())
+		}
 	}
 	n.closed = true
 	peers := make([]*peer, 0, len(n.peers))
@@ -331,6 +346,29 @@ func (n *Node) Leave(ctx context.Context) error {
 	}
 	n.mu.Unlock()
 
+	// Every call on the connection may wait for a stuck publish, which
+	// holds the connection's lock: the teardown runs on its own goroutine,
+	// which n.left reports the end of.
+	errc := make(chan error, 1)
+	go func() {
+		defer close(n.left)
+		errc <- n.leave(ctx)
+	}()
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		err = fmt.Errorf("leave: %w (a publish is stuck; the node's goroutines end when it returns)", ctx.Err())
+	}
+	for _, p := range peers {
+		n.remove(p, ErrClosed, 0)
+	}
+	return err
+}
+
+// leave says goodbye, publishes what is queued, stops the node's goroutines
+// and drains its subscriptions (its connection, if its own).
+func (n *Node) leave(ctx context.Context) error {
 	n.beat(beatLeaving)
 	close(n.stop)
 	var errs []error
@@ -347,17 +385,18 @@ func (n *Node) Leave(ctx context.Context) error {
 		}
 		<-waited
 	}
-	if err := n.nc.FlushWithContext(ctx); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
-		errs = append(errs, fmt.Errorf("leave: flush: %w", err))
+	// A flush while reconnecting would wait for ctx's end; the drain below
+	// reports the state instead.
+	if n.nc.IsConnected() {
+		if err := n.nc.FlushWithContext(ctx); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			errs = append(errs, fmt.Errorf("leave: flush: %w", err))
+		}
 	}
 	n.cancelDL()
 	if n.ownConn {
 		errs = append(errs, n.drainConn(ctx))
 	} else {
 		errs = append(errs, n.drainSubs(ctx))
-	}
-	for _, p := range peers {
-		n.remove(p, ErrClosed, 0)
 	}
 	return errors.Join(errs...)
 }
@@ -369,7 +408,10 @@ func (n *Node) drainConn(ctx context.Context) error {
 	n.nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
 	if err := n.nc.Drain(); err != nil {
 		n.nc.Close()
-		return nil
+		if errors.Is(err, nats.ErrConnectionClosed) {
+			return nil // closed above when ctx ended
+		}
+		return fmt.Errorf("leave: drain: %w", err)
 	}
 	select {
 	case <-closed:

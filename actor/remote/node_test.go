@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -318,4 +319,108 @@ func TestPublishErrorIsDeadLetter(t *testing.T) {
 		t.Errorf("%d of %d messages past a 4 KiB reconnect buffer are dead letters; want at least %d", len(seen), sent, want)
 	}
 	ns.start() // for the nodes to leave
+	for deadline := time.Now().Add(10 * time.Second); !nc.IsConnected() || !b.Conn().IsConnected(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the nodes did not reconnect in 10 s after the server restarted")
+		}
+	}
+}
+
+// Leave returns by its context's end while a publish is stuck on a stalled
+// server (stopped with SIGSTOP), on the node's own connection and on one
+// WithConn gave it; once the server runs again the node's goroutines end,
+// and a second Leave waits for them.
+func TestLeaveBoundedByStuckPublish(t *testing.T) {
+	for _, conn := range []string{"own", "given"} {
+		t.Run(conn, func(t *testing.T) {
+			ns := startNATSProcess(t)
+			var opts []Option
+			if conn == "given" {
+				nc, err := nats.Connect(ns.url())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer nc.Close()
+				opts = append(opts, WithConn(nc))
+			}
+			a := join(t, ns, "a", append(opts, WithMaxPending(16), WithFailureDetector(250*time.Millisecond, time.Minute))...)
+			b := join(t, ns, "b", WithFailureDetector(250*time.Millisecond, time.Minute))
+			spawn(t, b.System(), "sink", func(*actor.Context, any) {})
+			waitMembers(t, a, "b")
+			var backpressure atomic.Bool
+			t.Cleanup(a.System().SubscribeDeadLetters(func(d actor.DeadLetter) {
+				if errors.Is(d.Reason, ErrBackpressure) {
+					backpressure.Store(true)
+				}
+			}))
+			server := ns.proc.cmd.Process
+			if err := server.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			resumed := false
+			resume := func() {
+				if !resumed {
+					resumed = true
+					if err := server.Signal(syscall.SIGCONT); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			defer resume()
+			// The queue reaches its bound once the flusher is stuck in a
+			// publish that the server does not read.
+			ref := a.Ref("b", "/sink")
+			for deadline := time.Now().Add(30 * time.Second); !backpressure.Load(); {
+				if time.Now().After(deadline) {
+					t.Fatal("no backpressure in 30 s of sending to a stopped server")
+				}
+				ref.Tell(make([]byte, 64<<10))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			left := make(chan error, 1)
+			start := time.Now()
+			go func() { left <- a.Leave(ctx) }()
+			select {
+			case err := <-left:
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("Leave = %v; want DeadlineExceeded", err)
+				}
+				t.Logf("Leave returned in %v", time.Since(start))
+			case <-time.After(20 * time.Second):
+				resume()
+				<-left
+				t.Fatal("Leave did not return in 20 s with a publish stuck; want by its context's end")
+			}
+			resume()
+			ctx2, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel2()
+			if err := a.Leave(ctx2); err != nil {
+				t.Errorf("second Leave = %v; want nil once the server runs", err)
+			}
+		})
+	}
+}
+
+// Leave reports what its connection's drain returned: here the server is
+// gone and the connection reconnecting.
+func TestLeaveReportsDrainError(t *testing.T) {
+	ns := startNATS(t)
+	a := join(t, ns, "a")
+	ns.stop()
+	for deadline := time.Now().Add(10 * time.Second); a.Conn().Status() != nats.RECONNECTING; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("connection %v 10 s after the server stopped; want reconnecting", a.Conn().Status())
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := a.Leave(ctx)
+	t.Logf("Leave = %v", err)
+	if !errors.Is(err, nats.ErrConnectionReconnecting) {
+		t.Errorf("Leave = %v; want the drain's ErrConnectionReconnecting", err)
+	}
+	if !a.Conn().IsClosed() {
+		t.Error("connection open after Leave; want closed")
+	}
 }

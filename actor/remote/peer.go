@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/loomrt/loom/actor"
@@ -19,9 +20,14 @@ type peer struct {
 	subject string
 	gone    chan struct{} // closed by remove
 	goneErr error         // why; set under n.mu with removed, before gone closes
+	// heard is set once the node has been heard from. Until then the
+	// flusher holds what is queued: nothing subscribes to a node that has
+	// not joined, and a batch published there would vanish without a
+	// dead letter.
+	heard atomic.Bool
 
 	// Under n.mu.
-	instance  uint64 // 0 until heard from
+	instance  uint64 // 0 until heard from; set by heardFrom
 	lastSeen  time.Time
 	removed   bool
 	proxies   map[string]*remoteActor
@@ -78,10 +84,22 @@ func (n *Node) newPeer(name string, instance uint64) *peer {
 		proxies: make(map[string]*remoteActor), watches: make(map[watchKey]*remoteActor), inWatches: make(map[inWatch]struct{}),
 		wakeup: make(chan struct{}, 1), inbound: make(map[string]*remoteActor),
 	}
+	p.heard.Store(instance != 0)
 	n.peers[name] = p
 	n.wg.Add(1)
 	go p.flusher()
 	return p
+}
+
+// heardFrom records p's incarnation, heard from for the first time, and
+// wakes the flusher for what was held meanwhile; the caller holds n.mu.
+func (p *peer) heardFrom(instance uint64) {
+	p.instance = instance
+	p.heard.Store(true)
+	select {
+	case p.wakeup <- struct{}{}:
+	default:
+	}
 }
 
 // proxy returns the remoteActor at path on p: the same one for the same
@@ -263,6 +281,12 @@ func (p *peer) flusher() {
 func (p *peer) flush() {
 	n := p.n
 	p.mu.Lock()
+	if !p.heard.Load() {
+		// Held until heardFrom wakes the flusher again, or remove makes
+		// them dead letters.
+		p.mu.Unlock()
+		return
+	}
 	out := p.out
 	p.out, p.spare = p.spare[:0], nil
 	p.signaled = false
@@ -304,15 +328,16 @@ func (p *peer) flush() {
 
 func (n *Node) publishOne(p *peer, batch []byte, frames []outFrame) {
 	if err := n.nc.Publish(p.subject, batch); err != nil {
-		n.undeliverable(p, frames, fmt.Errorf("publish to %s: %w", p.name, err))
+		n.undeliverable(p, frames, fmt.Errorf("publish to %s: %w", p.name, err), nil)
 		return
 	}
 	n.batchesOut.Add(1)
 }
 
 // undeliverable sends the messages among frames, which did not go out to
-// p, to dead letters with reason, and fails the Asks among them.
-func (n *Node) undeliverable(p *peer, frames []outFrame, reason error) {
+// p, to dead letters with reason, and fails the Asks among them. known are
+// p's proxies when remove has taken them from p.
+func (n *Node) undeliverable(p *peer, frames []outFrame, reason error, known map[string]*remoteActor) {
 	for i := range frames {
 		f := &frames[i]
 		if f.kind != kindTell {
@@ -322,8 +347,12 @@ func (n *Node) undeliverable(p *peer, frames []outFrame, reason error) {
 			n.answer([]byte(f.senderPath), askFailure{fmt.Errorf("%w: %w", actor.ErrStopped, reason)})
 			continue
 		}
+		recipient := known[f.to]
+		if recipient == nil {
+			recipient = p.proxy(f.to)
+		}
 		n.sys.Undelivered(actor.DeadLetter{
-			Recipient: p.proxy(f.to).ref,
+			Recipient: recipient.ref,
 			Sender:    n.resolveSlow(p, []byte(f.senderNode), []byte(f.senderPath)),
 			Message:   f.msg,
 			Reason:    reason,

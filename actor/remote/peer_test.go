@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -105,5 +106,58 @@ func TestSlowConsumerBoundsSender(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// What is sent to a node never heard from is held, not published to a
+// subject nobody reads: when the node is declared down, each message is a
+// dead letter with the reason, and an Ask to it fails with it.
+func TestUnheardNodeMessagesAreDeadLetters(t *testing.T) {
+	ns := startNATS(t)
+	a := join(t, ns, "a", WithFailureDetector(50*time.Millisecond, 300*time.Millisecond))
+	dead := collectDeadLetters(t, a.System())
+	ref := a.Ref("ghost", "/sink")
+	ref.Tell("lost")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := ref.Ask(ctx, "asked"); !errors.Is(err, ErrNodeDown) {
+		t.Errorf("Ask to a node never heard from = %v; want ErrNodeDown", err)
+	}
+	d := dead.wait(t, func(d actor.DeadLetter) bool { return d.Message == "lost" })
+	if !errors.Is(d.Reason, ErrNodeDown) || !strings.Contains(d.Reason.Error(), "ghost not heard from") {
+		t.Errorf("dead letter's reason %v; want ErrNodeDown naming ghost, not heard from", d.Reason)
+	}
+	if d.Recipient != ref {
+		t.Errorf("dead letter to %v; want %v", d.Recipient, ref)
+	}
+}
+
+// What is sent to a node before it joins is delivered once it is heard
+// from, within the failure bound.
+func TestMessagesBeforeJoinAreHeld(t *testing.T) {
+	ns := startNATS(t)
+	a := join(t, ns, "a")
+	ref := a.Ref("late", "/sink")
+	ref.Tell("early")
+	got := make(chan string, 1)
+	sys := newSystem(t)
+	spawn(t, sys, "sink", func(_ *actor.Context, msg any) {
+		if s, ok := msg.(string); ok {
+			got <- s
+		}
+	})
+	late, err := Join(sys, "late", WithURL(ns.url()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := late.Leave(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	if s := recv(t, got); s != "early" {
+		t.Errorf("received %q; want the message sent before the node joined", s)
 	}
 }
