@@ -112,6 +112,28 @@ func (c *Codecs) encoder(msg any) (name string, codec Codec, ok bool) {
 	return "", nil, false
 }
 
+// Encode appends msg's encoding to b and returns its wire name with the
+// extended slice, for a transport that carries a message inside another
+// (package actor/sharding's envelopes). A type no codec handles is an
+// error wrapping ErrUnknownType.
+func (c *Codecs) Encode(b []byte, msg any) (name string, out []byte, err error) {
+	name, codec, ok := c.encoder(msg)
+	if !ok {
+		return "", b, fmt.Errorf("encode %T: %w", msg, ErrUnknownType)
+	}
+	out, err = codec.Append(b, msg)
+	if err != nil {
+		return "", b, fmt.Errorf("encode %s: %w", name, err)
+	}
+	return name, out, nil
+}
+
+// Decode returns the message data encodes under the wire name name, as
+// Encode wrote it. An unknown name is an error wrapping ErrUnknownType.
+func (c *Codecs) Decode(name string, data []byte) (any, error) {
+	return c.decode([]byte(name), data)
+}
+
 // decode decodes data as the type registered under name, or the protobuf
 // message of that full name.
 func (c *Codecs) decode(name []byte, data []byte) (any, error) {

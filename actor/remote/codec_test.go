@@ -115,3 +115,21 @@ func TestRemoteTellAllocatesNothing(t *testing.T) {
 		t.Errorf("%.3f allocations per remote Tell; want 0", allocs)
 	}
 }
+
+func TestCodecsEncodeDecode(t *testing.T) {
+	c := NewCodecs()
+	name, data, err := c.Encode([]byte("x"), "hello")
+	if err != nil || name != "string" || string(data) != "xhello" {
+		t.Fatalf("Encode: %q %q %v", name, data, err)
+	}
+	v, err := c.Decode(name, data[1:])
+	if err != nil || v != "hello" {
+		t.Fatalf("Decode: %v %v", v, err)
+	}
+	if _, _, err := c.Encode(nil, struct{ A int }{}); !errors.Is(err, ErrUnknownType) {
+		t.Errorf("Encode of an unregistered type: %v; want ErrUnknownType", err)
+	}
+	if _, err := c.Decode("no.such.Type", nil); !errors.Is(err, ErrUnknownType) {
+		t.Errorf("Decode of an unknown name: %v; want ErrUnknownType", err)
+	}
+}

@@ -280,6 +280,12 @@ func (n *Node) Name() string { return n.name }
 // System returns the node's actor system.
 func (n *Node) System() *actor.System { return n.sys }
 
+// Cluster returns the name of the node's cluster.
+func (n *Node) Cluster() string { return n.cluster }
+
+// Codecs returns the node's codec registry (WithCodecs).
+func (n *Node) Codecs() *Codecs { return n.codecs }
+
 // Conn returns the node's NATS connection.
 func (n *Node) Conn() *nats.Conn { return n.nc }
 
