@@ -1,0 +1,467 @@
+package sharding
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/loomrt/loom/actor"
+	"github.com/loomrt/loom/actor/remote"
+)
+
+// Defaults of the options.
+const (
+	DefaultShards        = 128
+	DefaultLeaseTTL      = 6 * time.Second
+	DefaultBufferSize    = 10000
+	DefaultBufferTimeout = 30 * time.Second
+)
+
+// maxHops bounds how many times one message is forwarded between nodes
+// while its shard moves.
+const maxHops = 4
+
+// regionName is the name of the actor that receives a node's envelopes.
+const regionName = "loom-sharding"
+
+// A Kind is an entity kind a node hosts: how to make the behaviour of the
+// entity with a given id, and how to run and supervise it.
+type Kind struct {
+	// Name is the kind's name: letters, digits, '-' and '_'.
+	Name string
+	// New returns a fresh behaviour for the entity id: called at each
+	// activation and at each restart. A panic here, or in the behaviour's
+	// Started (and a Persistent's Load error), is a failure that
+	// Supervisor decides about.
+	New func(id string) actor.Actor
+	// Dispatcher names the node's dispatcher that runs the entities; ""
+	// is actor.DefaultDispatcher.
+	Dispatcher string
+	// Supervisor decides what happens when an entity fails; the zero value
+	// stops it, and the next message activates it afresh.
+	Supervisor actor.Supervisor
+	// PassivateAfter stops an entity idle that long (no message delivered
+	// to it); the next message activates it again. 0 never passivates.
+	PassivateAfter time.Duration
+}
+
+// Persistent is implemented by an entity behaviour that keeps its state
+// outside the process: Load runs at activation, before the behaviour
+// receives actor.Started, and Save once the behaviour has handled
+// actor.Stopping (passivation, handoff, Close). A Load error is a failure
+// the kind's Supervisor decides about; a Save error is logged.
+type Persistent interface {
+	Load(ctx context.Context, id string) error
+	Save(ctx context.Context, id string) error
+}
+
+// An Option configures Start.
+type Option func(*config)
+
+type config struct {
+	kinds         []Kind
+	shards        int
+	ttl           time.Duration
+	bufferSize    int
+	bufferTimeout time.Duration
+	bucket        string
+}
+
+// WithKind makes the node host entities of k. A node with no kind hosts no
+// shard: it only sends to entities.
+func WithKind(k Kind) Option { return func(c *config) { c.kinds = append(c.kinds, k) } }
+
+// WithShards sets the number of shards each kind's ids are hashed into
+// (DefaultShards). Every node of the cluster must use the same number.
+func WithShards(n int) Option { return func(c *config) { c.shards = n } }
+
+// WithLeaseTTL sets how long a shard lease lasts unrenewed (DefaultLeaseTTL).
+// An owner renews every TTL/6 and stops the shard's entities once TTL·2/3
+// has passed since its last successful renewal was sent; another node takes
+// the shard once it has seen the lease unrenewed for the whole TTL. Every
+// node of the cluster must use the same TTL. At least 300 ms.
+func WithLeaseTTL(ttl time.Duration) Option { return func(c *config) { c.ttl = ttl } }
+
+// WithBuffer bounds the messages a node holds for one shard that has no
+// owner it can reach (a shard moving or being taken over), and how long one
+// waits: past either, a message goes to dead letters with ErrBufferFull or
+// ErrUnavailable. Defaults: DefaultBufferSize, DefaultBufferTimeout.
+func WithBuffer(size int, timeout time.Duration) Option {
+	return func(c *config) { c.bufferSize, c.bufferTimeout = size, timeout }
+}
+
+// WithBucket names the JetStream key-value bucket of the leases; the
+// default is "loom-shards-<cluster>".
+func WithBucket(name string) Option { return func(c *config) { c.bucket = name } }
+
+// Sharding places the entities of a cluster's kinds on its hosting nodes,
+// one activation per entity at a time. It is safe for concurrent use. Its
+// goroutines are gone when Close returns.
+type Sharding struct {
+	node     *remote.Node
+	sys      *actor.System
+	name     string
+	instance string
+	kv       jetstream.KeyValue
+	shards   int
+	ttl      time.Duration
+	renew    time.Duration
+	valid    time.Duration // how long past a renewal's send the owner trusts its lease
+	tick     time.Duration
+	bufSize  int
+	bufWait  time.Duration
+	kinds    map[string]*Kind
+	region   actor.Ref
+	done     chan struct{} // closed by Close
+
+	mu      sync.Mutex
+	leases  map[shardKey]*leaseView
+	hosts   map[string]map[string]bool // node → kinds it hosts
+	owned   map[shardKey]*shard
+	pending map[shardKey][]delivery
+	changed chan struct{} // closed and replaced when a lease changes
+	synced  time.Time     // when the watcher delivered the bucket's initial values
+	members map[string]bool
+	closed  bool
+	// finished: Close has returned; what is routed now is dead.
+	finished bool
+
+	cancelMembers func()
+
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	watcher jetstream.KeyWatcher
+}
+
+type shardKey struct {
+	kind  string
+	shard int
+}
+
+func (k shardKey) key() string { return "lease." + k.kind + "." + strconv.Itoa(k.shard) }
+
+// leaseRecord is a lease's value in the bucket.
+type leaseRecord struct {
+	Owner    string `json:"owner"`
+	Instance string `json:"instance"`
+	Released bool   `json:"released,omitempty"`
+}
+
+// leaseView is what this node last saw of a lease.
+type leaseView struct {
+	rev    uint64 // 0: absent
+	rec    leaseRecord
+	seenAt time.Time // when this node first saw rev
+	absent bool      // deleted
+}
+
+// Start begins sharding on n: it opens (or creates) the lease bucket,
+// registers the node as a host of its kinds (WithKind), and returns once
+// it has read the bucket. Close it before the Node leaves. Errors:
+// ErrNoJetStream when the server has no JetStream, ErrInvalid for a bad
+// option or kind.
+func Start(n *remote.Node, opts ...Option) (*Sharding, error) {
+	cfg := config{shards: DefaultShards, ttl: DefaultLeaseTTL, bufferSize: DefaultBufferSize, bufferTimeout: DefaultBufferTimeout}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if n == nil {
+		return nil, fmt.Errorf("sharding: start: %w: nil Node", ErrInvalid)
+	}
+	if cfg.bucket == "" {
+		cfg.bucket = "loom-shards-" + n.Cluster()
+	}
+	switch {
+	case cfg.shards < 1 || cfg.shards > 1<<16:
+		return nil, fmt.Errorf("sharding: start: %w: %d shards, want 1 to 65536", ErrInvalid, cfg.shards)
+	case cfg.ttl < 300*time.Millisecond:
+		return nil, fmt.Errorf("sharding: start: %w: lease TTL %v under 300ms", ErrInvalid, cfg.ttl)
+	case cfg.bufferSize < 0 || cfg.bufferTimeout <= 0:
+		return nil, fmt.Errorf("sharding: start: %w: buffer of %d for %v", ErrInvalid, cfg.bufferSize, cfg.bufferTimeout)
+	case !validName(cfg.bucket):
+		return nil, fmt.Errorf("sharding: start: %w: bucket name %q: letters, digits, '-' and '_'", ErrInvalid, cfg.bucket)
+	}
+	s := &Sharding{
+		node: n, sys: n.System(), name: n.Name(), shards: cfg.shards,
+		ttl: cfg.ttl, renew: cfg.ttl / 6, valid: cfg.ttl * 2 / 3, tick: min(cfg.ttl/12, 250*time.Millisecond),
+		bufSize: cfg.bufferSize, bufWait: cfg.bufferTimeout, kinds: make(map[string]*Kind),
+		done: make(chan struct{}), leases: make(map[shardKey]*leaseView), hosts: make(map[string]map[string]bool),
+		owned: make(map[shardKey]*shard), pending: make(map[shardKey][]delivery), changed: make(chan struct{}),
+		stop: make(chan struct{}),
+	}
+	for i := range cfg.kinds {
+		k := cfg.kinds[i]
+		switch {
+		case !validName(k.Name):
+			return nil, fmt.Errorf("sharding: start: %w: kind name %q: letters, digits, '-' and '_'", ErrInvalid, k.Name)
+		case k.New == nil:
+			return nil, fmt.Errorf("sharding: start: kind %s: %w: New is nil", k.Name, ErrInvalid)
+		case k.PassivateAfter < 0:
+			return nil, fmt.Errorf("sharding: start: kind %s: %w: negative PassivateAfter", k.Name, ErrInvalid)
+		case s.kinds[k.Name] != nil:
+			return nil, fmt.Errorf("sharding: start: %w: kind %s given twice", ErrInvalid, k.Name)
+		}
+		s.kinds[k.Name] = &k
+	}
+	var seed [8]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		return nil, fmt.Errorf("sharding: start: %w", err)
+	}
+	s.instance = hex.EncodeToString(seed[:])
+	if err := registerCodec(n.Codecs()); err != nil {
+		return nil, fmt.Errorf("sharding: start: %w", err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	js, err := jetstream.New(n.Conn())
+	if err != nil {
+		return nil, fmt.Errorf("sharding: start: %w", err)
+	}
+	s.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cfg.bucket, History: 1, Description: "loom shard leases"})
+	if err != nil {
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||
+			errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) {
+			return nil, fmt.Errorf("sharding: start on %s: %w: %v", n.Conn().ConnectedUrlRedacted(), ErrNoJetStream, err)
+		}
+		return nil, fmt.Errorf("sharding: start: open bucket %s: %w", cfg.bucket, err)
+	}
+	if err := s.watch(ctx); err != nil {
+		return nil, fmt.Errorf("sharding: start: %w", err)
+	}
+	s.region, err = s.sys.Spawn(actor.Props{Name: regionName, New: func() actor.Actor { return actor.ReceiveFunc(s.receive) }})
+	if err != nil {
+		s.stopWatch()
+		return nil, fmt.Errorf("sharding: start: %w", err)
+	}
+	if len(s.kinds) > 0 {
+		names := make([]string, 0, len(s.kinds))
+		for k := range s.kinds {
+			names = append(names, k)
+		}
+		rec, _ := json.Marshal(hostRecord{Kinds: names})
+		if _, err := s.kv.Put(ctx, "host."+s.name, rec); err != nil {
+			s.region.Stop()
+			s.stopWatch()
+			return nil, fmt.Errorf("sharding: start: register host: %w", err)
+		}
+	}
+	s.wg.Add(1)
+	go s.control()
+	return s, nil
+}
+
+// hostRecord is a hosting node's entry in the bucket.
+type hostRecord struct {
+	Kinds []string `json:"kinds"`
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 100 {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// ShardOf returns the shard of id among n shards: FNV-1a of id, its bits
+// mixed by murmur3's finalizer, modulo n.
+func ShardOf(id string, n int) int {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(id))
+	return int(mix(h.Sum64()) % uint64(n))
+}
+
+// Entity returns a Ref to the entity id of kind: Tell, Send, Ask and
+// actor.Ask work on it as on any Ref, wherever the entity is active, and
+// the first message activates it. Stop, Kill and Watch do nothing: an entity
+// stops by itself (passivation, its shard moving). Errors: ErrInvalid for
+// an empty id, ErrUnknownKind for a kind no hosting node registered.
+func (s *Sharding) Entity(kind, id string) (actor.Ref, error) {
+	if err := s.check(kind, id); err != nil {
+		return actor.Ref{}, err
+	}
+	return s.sys.RemoteRef(kind+"/"+id, &entityRemote{s: s, kind: kind, id: id}), nil
+}
+
+// Tell sends msg to the entity id of kind. A bad kind or id, like any
+// message that cannot be delivered, goes to dead letters with the reason.
+func (s *Sharding) Tell(kind, id string, msg any) {
+	if err := s.check(kind, id); err != nil {
+		s.sys.Undelivered(actor.DeadLetter{Message: msg, Reason: err})
+		return
+	}
+	if err := s.send(context.Background(), &envelope{Kind: kind, ID: id, Msg: msg}, actor.Ref{}); err != nil {
+		s.sys.Undelivered(actor.DeadLetter{Message: msg, Reason: err})
+	}
+}
+
+// Ask sends msg to the entity id of kind and waits for its reply, as
+// Ref.Ask does.
+func (s *Sharding) Ask(ctx context.Context, kind, id string, msg any) (any, error) {
+	if err := s.check(kind, id); err != nil {
+		return nil, err
+	}
+	return s.ask(ctx, &envelope{Kind: kind, ID: id, Msg: msg})
+}
+
+func (s *Sharding) check(kind, id string) error {
+	if id == "" {
+		return fmt.Errorf("sharding: entity of kind %q: %w: empty id", kind, ErrInvalid)
+	}
+	if s.kinds[kind] != nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, kinds := range s.hosts {
+		if kinds[kind] {
+			return nil
+		}
+	}
+	return fmt.Errorf("sharding: entity %s/%s: %w %q: no hosting node registered it", kind, id, ErrUnknownKind, kind)
+}
+
+// entityRemote is the actor.Remote behind an entity's Ref.
+type entityRemote struct {
+	s        *Sharding
+	kind, id string
+}
+
+func (e *entityRemote) Node() string { return "sharding" }
+
+func (e *entityRemote) Send(ctx context.Context, msg any, sender actor.Ref) error {
+	return e.s.send(ctx, &envelope{Kind: e.kind, ID: e.id, Msg: msg}, sender)
+}
+
+func (e *entityRemote) Ask(ctx context.Context, msg any) (any, error) {
+	return e.s.ask(ctx, &envelope{Kind: e.kind, ID: e.id, Msg: msg})
+}
+
+func (e *entityRemote) Signal(actor.Signal, actor.Ref) {}
+
+func (e *entityRemote) Done() <-chan struct{} { return e.s.done }
+
+// Close hands this node's shards off: it stops their entities (each
+// handles what was queued to it first, then saves), releases the leases so
+// that other hosts take the shards at once, and removes the node from the
+// hosts. What waits for a shard here goes to dead letters with ErrClosed.
+// Close it before the Node leaves. When ctx ends first, the leases not yet
+// released expire after the TTL.
+func (s *Sharding) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	close(s.stop)
+	s.wg.Wait()
+
+	var errs []error
+	if len(s.kinds) > 0 {
+		if err := s.kv.Delete(ctx, "host."+s.name); err != nil {
+			errs = append(errs, fmt.Errorf("sharding: close: remove host: %w", err))
+		}
+	}
+	s.mu.Lock()
+	var stopping []*shard
+	for _, sh := range s.owned {
+		s.beginStop(sh, false)
+		stopping = append(stopping, sh)
+	}
+	s.mu.Unlock()
+	for _, sh := range stopping {
+		select {
+		case <-sh.stopped:
+		case <-ctx.Done():
+		}
+	}
+	s.wg.Wait()
+	for _, sh := range stopping {
+		select {
+		case <-sh.stopped:
+			if _, err := s.kv.Update(ctx, sh.key.key(), s.record(true), sh.rev); err != nil {
+				errs = append(errs, fmt.Errorf("sharding: close: release %s: %w", sh.key.key(), err))
+			}
+		default:
+			errs = append(errs, fmt.Errorf("sharding: close: shard %s: %w", sh.key.key(), ctx.Err()))
+		}
+	}
+	s.stopWatch()
+	s.mu.Lock()
+	var dead []delivery
+	for _, sh := range s.owned {
+		dead = append(dead, sh.buffer...)
+	}
+	for _, q := range s.pending {
+		dead = append(dead, q...)
+	}
+	s.owned, s.pending = map[shardKey]*shard{}, map[shardKey][]delivery{}
+	s.finished = true
+	s.mu.Unlock()
+	for _, d := range dead {
+		s.undeliverable(d, ErrClosed)
+	}
+	s.region.Stop()
+	close(s.done)
+	return errors.Join(errs...)
+}
+
+func (s *Sharding) record(released bool) []byte {
+	b, _ := json.Marshal(leaseRecord{Owner: s.name, Instance: s.instance, Released: released})
+	return b
+}
+
+// Stats is a snapshot of a node's part of the cluster's sharding.
+type Stats struct {
+	Shards   int // shards this node owns
+	Entities int // activations on this node
+	Pending  int // messages waiting for their shard to have an owner
+}
+
+// Stats returns the node's counts.
+func (s *Sharding) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var st Stats
+	for _, sh := range s.owned {
+		if sh.state == active {
+			st.Shards++
+		}
+		st.Entities += len(sh.entities)
+	}
+	for _, q := range s.pending {
+		st.Pending += len(q)
+	}
+	return st
+}
+
+// Owners returns the owner of each shard of kind, as this node sees the
+// leases: "" for a shard with no owner.
+func (s *Sharding) Owners(kind string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, s.shards)
+	for i := range out {
+		if v := s.leases[shardKey{kind, i}]; v != nil && v.rev != 0 && !v.rec.Released {
+			out[i] = v.rec.Owner
+		}
+	}
+	return out
+}
