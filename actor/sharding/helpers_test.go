@@ -212,14 +212,22 @@ func counterKind(node string, j *journal, passivate time.Duration) Kind {
 }
 
 func codecs(t testing.TB) *remote.Codecs {
-	c := remote.NewCodecs()
-	if err := remote.RegisterJSON[Count](c, "sharding.test.Count"); err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.RegisterJSON[Counted](c, "sharding.test.Counted"); err != nil {
+	c, err := newCodecs()
+	if err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+func newCodecs() (*remote.Codecs, error) {
+	c := remote.NewCodecs()
+	if err := remote.RegisterJSON[Count](c, "sharding.test.Count"); err != nil {
+		return nil, err
+	}
+	if err := remote.RegisterJSON[Counted](c, "sharding.test.Counted"); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // waitFor polls cond until it holds or d passes.

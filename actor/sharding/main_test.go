@@ -1,11 +1,15 @@
 package sharding
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
+	if name := os.Getenv(childEnv); name != "" {
+		os.Exit(runChild(name))
+	}
 	goleak.VerifyTestMain(m)
 }
