@@ -493,6 +493,13 @@ func (s *server) onOpen(c net.Conn) {
 // hijacked the connection has returned.
 func (s *server) onRead(c *nbio.Conn) {
 	buf := s.eng.PollerBuffer(c)
+	if f, ok := c.Session().(*fence); ok {
+		f.read(c, buf)
+		return
+	}
+	if h := testHookRead.Load(); h != nil {
+		(*h)(c)
+	}
 	for range 3 {
 		n, err := c.Read(buf)
 		if n > 0 {
@@ -519,6 +526,10 @@ func (s *server) onRead(c *nbio.Conn) {
 		}
 	}
 }
+
+// testHookRead, when set, is called by the poller on each read event of a
+// connection, before it reads.
+var testHookRead atomic.Pointer[func(*nbio.Conn)]
 
 // state returns c's state, nil once it has closed.
 func (s *server) state(c *nbio.Conn) *connState {

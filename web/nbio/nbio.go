@@ -148,6 +148,7 @@ type server struct {
 	eng      *nbhttp.Engine
 	ln       *pausingListener
 	conns    map[*nbio.Conn]*connState // open connections
+	fences   []*fence                  // one a poller, once started
 	closing  atomic.Bool
 	inFlight atomic.Int64
 	idle     chan struct{} // signalled when inFlight drops to 0 while closing
@@ -172,7 +173,7 @@ func (s *server) deadline(d time.Duration) int64 {
 // Serve serves on ln until Shutdown or Close, then returns
 // http.ErrServerClosed.
 func (s *server) Serve(ln net.Listener) error {
-	pl := &pausingListener{Listener: ln, closed: make(chan struct{})}
+	pl := &pausingListener{Listener: ln, closed: make(chan struct{}), ready: make(chan struct{})}
 	conf := s.config
 	conf.Addrs = []string{ln.Addr().String()}
 	used := false
@@ -201,6 +202,21 @@ func (s *server) Serve(ln net.Listener) error {
 		s.stop()
 		return fmt.Errorf("nbio: start: %w", err)
 	}
+	fences, err := newFences(eng.Engine, eng.NPoller)
+	if err != nil {
+		s.stop()
+		return err
+	}
+	s.mu.Lock()
+	select {
+	case <-s.done: // stopped meanwhile
+		closeFences(fences)
+	default:
+		s.fences = fences
+	}
+	s.mu.Unlock()
+	pl.fences = fences
+	close(pl.ready)
 	<-s.done
 	return http.ErrServerClosed
 }
@@ -402,6 +418,11 @@ func (s *server) stop() {
 			eng.Stop()
 		}
 		close(s.done)
+		s.mu.Lock()
+		fences := s.fences
+		s.fences = nil
+		s.mu.Unlock()
+		closeFences(fences)
 		s.retire(0, true)
 		if eng != nil {
 			<-s.swept // started by Serve, which set eng
@@ -423,20 +444,43 @@ func (s *server) stop() {
 // pausingListener lets Shutdown stop accepting before nbio stops: pause
 // closes the socket, and Accept then waits for Close instead of failing at
 // once, because nbio's accept loop retries a failed Accept until the engine
-// stops, without pause.
+// stops, without pause. It hands each connection over as nbio's own, past
+// its poller's fence (see fence).
 type pausingListener struct {
 	net.Listener
 	paused    atomic.Bool
 	closed    chan struct{}
 	closeOnce sync.Once
+	ready     chan struct{} // closed once fences is set
+	fences    []*fence
 }
 
 func (l *pausingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil && l.paused.Load() {
-		<-l.closed
+	select {
+	case <-l.ready:
+	case <-l.closed:
+		return nil, net.ErrClosed
 	}
-	return c, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			if l.paused.Load() {
+				<-l.closed
+			}
+			return c, err
+		}
+		// The descriptor nbio will know the connection by is made here.
+		nc, err := nbio.NBConn(c)
+		if err != nil {
+			_ = c.Close() // out of descriptors: this client is turned away
+			continue
+		}
+		if err := l.fences[nc.Hash()%len(l.fences)].pass(l.closed); err != nil {
+			_ = nc.Close()
+			return nil, err
+		}
+		return nc, nil
+	}
 }
 
 func (l *pausingListener) pause() {

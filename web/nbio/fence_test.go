@@ -1,0 +1,115 @@
+package nbio
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lesismal/nbio"
+
+	"github.com/loomrt/loom/web"
+)
+
+// TestAcceptPassesThePollersFence: a connection accepted while its poller
+// handles a batch is handed to nbio only once the poller has finished that
+// batch, so no event the batch holds for the descriptor's previous
+// connection can reach it.
+func TestAcceptPassesThePollersFence(t *testing.T) {
+	es, err := Engine().NewServer(&http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	})}, web.EngineSettings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := es.(*server)
+	sv.config.NPoller = 1 // the held poller is the new connection's
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- sv.Serve(ln) }()
+	defer func() {
+		_ = sv.Close()
+		<-served
+	}()
+
+	held := dialAndWait(t, ln.Addr().String(), sv, 1)
+	defer held.Close()
+	heldAddr := held.LocalAddr().String()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hook := func(c *nbio.Conn) {
+		if c.RemoteAddr().String() == heldAddr {
+			once.Do(func() {
+				close(entered)
+				<-release
+			})
+		}
+	}
+	testHookRead.Store(&hook)
+	defer testHookRead.Store(nil)
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+
+	request := "GET / HTTP/1.1\r\nHost: a\r\n\r\n"
+	if _, err := io.WriteString(held, request); err != nil {
+		t.Fatal(err)
+	}
+	<-entered // the poller is in the middle of a batch
+	late, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	if _, err := io.WriteString(late, request); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // time for the accept loop to hand it over
+	if n := open(sv); n != 1 {
+		t.Fatalf("%d connections handed to nbio while the poller was in a batch; want 1", n)
+	}
+	close(release)
+	released = true
+	for _, c := range []net.Conn{held, late} {
+		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("after the batch: %v", err)
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2))
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(b) != "ok" {
+			t.Fatalf("after the batch: %d %q; want 200 \"ok\"", resp.StatusCode, b)
+		}
+	}
+}
+
+// dialAndWait dials addr and waits until sv has n open connections.
+func dialAndWait(t *testing.T, addr string, sv *server, n int) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); open(sv) < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("connection not opened in 20s")
+		}
+	}
+	return c
+}
+
+func open(sv *server) int {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	return len(sv.conns)
+}
