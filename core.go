@@ -27,6 +27,10 @@ type core struct {
 	epoch         time.Time
 	sampleShift   uint // see sampleShift; 64 times every task
 	untimed       bool // time no task: lets the benchmarks show what timing costs
+	// keepMeanRun makes timed keep meanRun, the moving mean of the run
+	// time in nanoseconds (0 until a timed task has returned).
+	keepMeanRun bool
+	meanRun     atomic.Int64
 	// budget is the thread budget each task takes a unit of: threadBudget,
 	// or unguarded, which never runs out, under WithoutThreadWatch.
 	budget *threadbudget.Budget
@@ -175,7 +179,26 @@ func (c *core) ended(admitted int64, start time.Duration, done *atomic.Uint64) {
 
 // timed records the run time of a timed task that started at start.
 func (c *core) timed(start time.Duration) {
-	c.runTime.Record(time.Since(c.epoch) - start)
+	d := time.Since(c.epoch) - start
+	c.runTime.Record(d)
+	if c.keepMeanRun {
+		c.averageRun(int64(d))
+	}
+}
+
+// averageRun moves meanRun an eighth of the way to d: a mean of about the
+// last eight tasks, which follows a change of run time within a few dozen.
+func (c *core) averageRun(d int64) {
+	for {
+		old := c.meanRun.Load()
+		mean := d
+		if old != 0 {
+			mean = old + (d-old)/8
+		}
+		if c.meanRun.CompareAndSwap(old, max(mean, 1)) {
+			return
+		}
+	}
 }
 
 // observe raises PeakRunning to r if r is higher.

@@ -105,8 +105,9 @@ type Stats struct {
 }
 
 // Percentiles summarises a latency distribution. The figures come from a
-// sample of one task in 32 (see the package documentation), each within 12.5%
-// of the true value; they are zero until a sampled task has been seen.
+// sample of one task in 32 (see the package documentation; every task of a
+// Limit with WithMaxQueueWait), each within 12.5% of the true value; they are
+// zero until a sampled task has been seen.
 type Percentiles struct {
 	P50, P99 time.Duration
 }

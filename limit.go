@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sync"
+	"time"
 
 	"github.com/loomrt/loom/internal/semaphore"
 )
@@ -22,7 +23,8 @@ import (
 // A queued task whose submit context has ended (or passed its deadline)
 // when its turn comes is dropped unrun and counted in Stats.Expired; Run
 // then returns the context's error. A started task runs even if its context
-// ends. When the thread watch refuses a task, Go and Run return ErrRejected
+// ends. WithMaxQueueWait also bounds the queue by the wait a newcomer can
+// expect in it. When the thread watch refuses a task, Go and Run return ErrRejected
 // (see ThreadWatch). Go's goroutines carry the pprof labels executor=<name> and kind=limit; a panicking task is
 // recovered and reported. Neither Go nor Run allocates beyond the caller's
 // closure with a context.Background submit context. Safe for concurrent use.
@@ -35,11 +37,19 @@ func Limit(n int, opts ...Option) Executor {
 	if cfg.full == 0 {
 		cfg.full = FullReject
 	}
-	l := &limit{tickets: semaphore.New(n + cfg.queue)}
+	if cfg.maxQueueWait != 0 && (cfg.queue == 0 || cfg.full != FullReject) {
+		panic(fmt.Sprintf("loom: WithMaxQueueWait(%v) needs a queue (WithQueue) and WithFull(FullReject), got queue %d and %v",
+			cfg.maxQueueWait, cfg.queue, cfg.full))
+	}
+	l := &limit{tickets: semaphore.New(n + cfg.queue), n: n, maxQueueWait: cfg.maxQueueWait}
 	if cfg.queue > 0 {
 		l.slots = semaphore.New(n)
 	}
 	l.init(KindLimit, cfg, n, cfg.queue)
+	if l.maxQueueWait != 0 {
+		l.sampleShift = 64 // time every task: the mean run time needs them
+		l.keepMeanRun = true
+	}
 	l.counts = l.taskCounts
 	if l.slots != nil {
 		// When Shutdown gives up, no queued task may start: closing the
@@ -58,6 +68,10 @@ type limit struct {
 	// slots holds one token per running task; nil when nothing may queue,
 	// because then a ticket is a slot.
 	slots *semaphore.Semaphore
+	// n is the limit; maxQueueWait the bound on a newcomer's expected wait
+	// (WithMaxQueueWait), 0 for none.
+	n            int
+	maxQueueWait time.Duration
 }
 
 var _ Executor = (*limit)(nil)
@@ -129,6 +143,10 @@ func (l *limit) admit(ctx context.Context) error {
 	if l.refuses() {
 		return ErrRejected
 	}
+	if l.maxQueueWait != 0 && l.waitTooLong() {
+		l.rejected.Add(1)
+		return ErrRejected
+	}
 	ok, isClosed := l.tickets.TryAcquire()
 	switch {
 	case ok:
@@ -168,6 +186,20 @@ func (l *limit) admit(ctx context.Context) error {
 	default:
 		return ctx.Err()
 	}
+}
+
+// waitTooLong reports whether a task admitted now would expect to wait in
+// the queue longer than maxQueueWait: the slots free up at n per mean run
+// time, and it waits for as many as the tasks ahead of it, plus one.
+// Admission happens after, so callers in motion may all pass: the queue's
+// length, which the tickets bound exactly, is the hard bound.
+func (l *limit) waitTooLong() bool {
+	ahead := l.tickets.Held() - l.n
+	if ahead < 0 {
+		return false // a slot is free
+	}
+	mean := l.meanRun.Load()
+	return time.Duration(mean*int64(ahead+1)/int64(l.n)) > l.maxQueueWait
 }
 
 // countAdmitted counts a task that has its ticket. Without a queue a ticket is a

@@ -3,7 +3,9 @@ package loom
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -258,5 +260,100 @@ func TestLimitTakesTheThreadBudgetAfterItsWait(t *testing.T) {
 	shutdown(t, e)
 	if s := e.Stats(); s.Completed != 1 || s.Rejected != 1 {
 		t.Errorf("Stats completed, rejected = %d, %d; want 1, 1", s.Completed, s.Rejected)
+	}
+}
+
+// TestLimitMaxQueueWait fills a Limit's two slots with blocked tasks and,
+// with a mean run time of 10 ms, queues newcomers against a bound of 25 ms:
+// the k-th in the queue expects k × 10 ms ÷ 2, so the fifth (25 ms, at the
+// bound) is admitted and the sixth (30 ms) refused, though the queue holds
+// ten. Without a run time measured yet, only the queue's length bounds.
+func TestLimitMaxQueueWait(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		meanRun  time.Duration
+		admitted int // queued past the two running
+	}{
+		{"a mean run time of 10ms", 10 * time.Millisecond, 5},
+		{"no run time measured", 0, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := Limit(2, WithQueue(10), WithMaxQueueWait(25*time.Millisecond))
+			l := e.(*limit)
+			b := newBlocker(2 + 10)
+			for range 2 {
+				if err := e.Go(context.Background(), b.task); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b.waitStarted(t, 2)
+			l.meanRun.Store(int64(tc.meanRun))
+			queued := 0
+			for range 10 {
+				if e.Go(context.Background(), b.task) != nil {
+					break
+				}
+				queued++
+			}
+			if queued != tc.admitted {
+				t.Errorf("queued %d; want %d", queued, tc.admitted)
+			}
+			if err := e.Run(context.Background(), func(context.Context) {}); !errors.Is(err, ErrRejected) {
+				t.Errorf("Run past the bound = %v; want ErrRejected", err)
+			}
+			if s := e.Stats(); s.Queued != tc.admitted || int(s.Rejected) != 1+min(1, 10-tc.admitted) {
+				t.Errorf("Stats queued, rejected = %d, %d; want %d, %d", s.Queued, s.Rejected, tc.admitted, 1+min(1, 10-tc.admitted))
+			}
+			close(b.release)
+			shutdown(t, e)
+		})
+	}
+}
+
+// TestLimitMaxQueueWaitMeasuresEveryTask runs one task on a Limit with
+// WithMaxQueueWait: its run time must reach the mean at once, though the
+// sampling of Stats would time only one task in 32.
+func TestLimitMaxQueueWaitMeasuresEveryTask(t *testing.T) {
+	e := Limit(1, WithQueue(1), WithMaxQueueWait(time.Second))
+	if err := e.Run(context.Background(), func(context.Context) {}); err != nil {
+		t.Fatal(err)
+	}
+	shutdown(t, e)
+	if got := e.(*limit).meanRun.Load(); got <= 0 {
+		t.Errorf("mean run time after one task = %d; want it measured", got)
+	}
+}
+
+// The mean run time starts at the first task's and moves an eighth of the
+// way to each next one.
+func TestAverageRun(t *testing.T) {
+	var c core
+	for _, tt := range []struct{ run, want int64 }{{800, 800}, {1600, 900}, {900, 900}, {100, 800}} {
+		c.averageRun(tt.run)
+		if got := c.meanRun.Load(); got != tt.want {
+			t.Errorf("after a run of %d: mean %d; want %d", tt.run, got, tt.want)
+		}
+	}
+}
+
+func TestWithMaxQueueWaitMisuse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func()
+		want string
+	}{
+		{"zero", func() { WithMaxQueueWait(0) }, "the wait must be positive"},
+		{"no queue", func() { Limit(1, WithMaxQueueWait(time.Millisecond)) }, "needs a queue"},
+		{"full=wait", func() { Limit(1, WithQueue(1), WithFull(FullWait), WithMaxQueueWait(time.Millisecond)) }, "WithFull(FullReject)"},
+		{"pool", func() { Pool(1, WithMaxQueueWait(time.Millisecond)) }, "applies to Limit only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if v := recover(); v == nil || !strings.Contains(fmt.Sprint(v), tc.want) {
+					t.Errorf("panic %v; want one containing %q", v, tc.want)
+				}
+			}()
+			tc.make()
+		})
 	}
 }

@@ -3,6 +3,7 @@ package loom
 import (
 	"fmt"
 	"log/slog"
+	"time"
 )
 
 // An Option configures an executor built by a constructor (Pool, Limit, …)
@@ -51,6 +52,8 @@ type config struct {
 	limitMin, limitMax, limitInitial int
 	// ignoreThreads: admit tasks whatever the thread watch says.
 	ignoreThreads bool
+	// maxQueueWait is Limit's bound on a newcomer's expected wait; 0: none.
+	maxQueueWait time.Duration
 }
 
 // limits returns Adaptive's least, most and initial limit, defaults applied;
@@ -143,6 +146,26 @@ func WithInitialLimit(n int) Option {
 	return option(func(c *config) { c.limitInitial = n })
 }
 
+// WithMaxQueueWait bounds the queue of a Limit executor by time as well as by
+// length: a task that finds every slot taken is refused with ErrRejected, as
+// if the queue were full, when the wait it can expect exceeds d. That wait is
+// its place in the queue (the tasks waiting ahead of it, plus one) divided by
+// the limit, times the mean run time of the tasks that ran last (a moving
+// average over about the last eight). So while tasks run long the queue holds
+// fewer, and a queued task starts, on average, within d of its admission,
+// whatever the length WithQueue allows; WithQueue stays the hard bound, and
+// until a first task has returned it is the only one. Tasks admitted at the
+// same instant may all pass the check: the bound is approximate by the few
+// in motion. Every task is timed (Stats percentiles then cover them all),
+// about 100 ns each. Only Limit with a queue and WithFull(FullReject) takes
+// it; the constructors panic otherwise. It panics if d is not positive.
+func WithMaxQueueWait(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("loom: WithMaxQueueWait(%v): the wait must be positive", d))
+	}
+	return option(func(c *config) { c.maxQueueWait = d })
+}
+
 // WithoutThreadWatch exempts the executor from the thread watch: its tasks
 // take no part of the thread budget, and it admits them while a watch
 // refuses. By default every executor refuses tasks with ErrRejected past the
@@ -167,6 +190,9 @@ func newConfig(k Kind, opts []Option) config {
 	}
 	if k != KindAdaptive && (c.limitMin != 0 || c.limitInitial != 0) {
 		panic(fmt.Sprintf("loom: %s executors have no adaptive limit: WithLimitRange and WithInitialLimit do not apply", k))
+	}
+	if c.maxQueueWait != 0 && k != KindLimit {
+		panic(fmt.Sprintf("loom: %s executors have no queue bounded by time: WithMaxQueueWait applies to Limit only", k))
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loomrt/loom/internal/vegas"
 )
@@ -30,6 +31,7 @@ func TestParse(t *testing.T) {
 		{" pool : 8 , name = http ", KindPool, "http", 8, 8},
 		{"virtual,name=jobs", KindVirtual, "jobs", 0, 0},
 		{"adaptive,queue=50", KindAdaptive, "", 10000, 50},
+		{"limit:10,queue=100,maxwait=5ms", KindLimit, "", 10, 100},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
@@ -79,6 +81,7 @@ func TestParseSpecDefaults(t *testing.T) {
 		{"adaptive,min=7,initial=7", Spec{Kind: KindAdaptive, Queue: QueueFollowsLimit, Full: FullReject, MinLimit: 7, InitialLimit: 7}}, // initial exactly at min
 		{"adaptive,max=1048576", Spec{Kind: KindAdaptive, Queue: QueueFollowsLimit, Full: FullReject, MaxLimit: 1 << 20}},                // exactly the most allowed
 		{"adaptive,min=10001", Spec{Kind: KindAdaptive, Queue: QueueFollowsLimit, Full: FullReject, MinLimit: 10001}},                    // the default max follows min
+		{"limit:10,maxwait=1ns,queue=1", Spec{Kind: KindLimit, Workers: 10, Queue: 1, Full: FullReject, MaxQueueWait: time.Nanosecond}},  // the least wait, before its queue
 	}
 	for _, tt := range tests {
 		got, err := ParseSpec(tt.spec)
@@ -127,6 +130,14 @@ func TestParseErrors(t *testing.T) {
 		{"adaptive,step=2", `unknown key "step" (known: queue, full, name, min, max, initial)`},
 		{"limit:4,min=2", "min does not apply to limit executors"},
 		{"pool:4,initial=2", "initial does not apply to pool executors"},
+		{"limit:4,queue=8,maxwait=soon", `maxwait: "soon" is not a duration such as 10ms`},
+		{"limit:4,queue=8,maxwait=0s", "maxwait: 0s is not positive"},
+		{"limit:4,queue=8,maxwait=-1ms", "maxwait: -1ms is not positive"},
+		{"limit:4,maxwait=10ms", "give queue= too"},
+		{"limit:4,queue=8,full=wait,maxwait=10ms", "give full=reject"},
+		{"pool:4,maxwait=10ms", "maxwait does not apply to pool executors"},
+		{"adaptive,maxwait=10ms", "maxwait does not apply to adaptive executors"},
+		{"limit:4,colour=blue", `unknown key "colour" (known: queue, full, name, maxwait)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
@@ -233,6 +244,7 @@ func TestSpecString(t *testing.T) {
 		{Spec{Kind: KindAdaptive, Queue: QueueFollowsLimit, Full: FullReject}, "adaptive"},
 		{Spec{Kind: KindAdaptive, Full: FullReject}, "adaptive,queue=0"},
 		{Spec{Kind: KindAdaptive, Queue: 8, Full: FullReject, MaxLimit: 50}, "adaptive,queue=8,max=50"},
+		{Spec{Kind: KindLimit, Workers: 10, Queue: 100, Full: FullReject, MaxQueueWait: 1500 * time.Microsecond}, "limit:10,queue=100,maxwait=1.5ms"},
 	}
 	for _, tt := range tests {
 		if got := tt.spec.String(); got != tt.want {
@@ -259,6 +271,10 @@ func TestSpecNewErrors(t *testing.T) {
 		{Spec{Kind: KindPool, Workers: 1, Queue: QueueFollowsLimit}, nil, "applies to adaptive executors only"},
 		{Spec{Kind: KindAdaptive, Queue: -2}, nil, "queue: -2 is negative"},
 		{Spec{Kind: KindPool, Workers: 2}, []Option{WithQueue(5)}, "WithQueue and WithFull options do not combine with a spec"},
+		{Spec{Kind: KindLimit, Workers: 2, Queue: 2}, []Option{WithMaxQueueWait(time.Second)}, "WithMaxQueueWait option does not combine with a spec"},
+		{Spec{Kind: KindLimit, Workers: 2, MaxQueueWait: time.Second}, nil, "give queue= too"},
+		{Spec{Kind: KindPool, Workers: 2, MaxQueueWait: time.Second}, nil, "maxwait does not apply to pool executors"},
+		{Spec{Kind: KindLimit, Workers: 2, Queue: 2, MaxQueueWait: -time.Second}, nil, "maxwait: -1s is not positive"},
 	}
 	for _, tt := range tests {
 		e, err := tt.spec.New(tt.opts...)
@@ -362,7 +378,8 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{"virtual", "pool:64", "pool:64,queue=1000", "threads:2", "thread-per-task",
 		"limit:500,queue=100", "limit:1,full=wait,name=x", "pool:x", "", ",", "pool:1,queue=1,queue=1",
 		"limit:9223372036854775807,queue=1", "pool:2,queue=2,full=wait", "virtual,name= a b ",
-		"adaptive,min=2,max=9,initial=3", "adaptive,min=0", "adaptive,max=3,min=4"} {
+		"adaptive,min=2,max=9,initial=3", "adaptive,min=0", "adaptive,max=3,min=4", "limit:3,queue=9,maxwait=2ms",
+		"limit:3,queue=9,maxwait=1h2m3.5s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {

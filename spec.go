@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -53,6 +54,10 @@ type Spec struct {
 	// default (1, 10,000 and the maximum). Each must be 0 for the other kinds, and
 	// InitialLimit, when given, within the range.
 	MinLimit, MaxLimit, InitialLimit int
+	// MaxQueueWait bounds a limit executor's queue by the wait a newcomer
+	// can expect in it (WithMaxQueueWait); 0 means no such bound. It needs
+	// a Queue and FullReject, and must be 0 for the other kinds.
+	MaxQueueWait time.Duration
 }
 
 // QueueFollowsLimit is the Spec.Queue of an adaptive executor whose queue
@@ -77,6 +82,9 @@ type kindInfo struct {
 	// adapts says whether the kind's limit moves, so that min, max and
 	// initial apply to it.
 	adapts bool
+	// timesQueue says whether the kind's queue can be bounded by the
+	// expected wait, so that maxwait applies to it.
+	timesQueue bool
 	// queue returns the default queue for a count of n; full is the default
 	// policy. Both are zero for kinds that are not bounded.
 	queue func(n int) int
@@ -119,7 +127,7 @@ func init() {
 			}},
 		{kind: KindThreadPerTask, queue: none,
 			build: func(_ Spec, opts []Option) (Executor, error) { return ThreadPerTask(opts...), nil }},
-		{kind: KindLimit, count: "limit", most: maxLimit, bounded: true, queue: none, full: FullReject,
+		{kind: KindLimit, count: "limit", most: maxLimit, bounded: true, timesQueue: true, queue: none, full: FullReject,
 			build: func(s Spec, opts []Option) (Executor, error) { return Limit(s.Workers, opts...), nil }},
 		{kind: KindAdaptive, bounded: true, adapts: true, queue: func(int) int { return QueueFollowsLimit }, full: FullReject,
 			build: func(s Spec, opts []Option) (Executor, error) {
@@ -207,13 +215,15 @@ func quotePart(s string) string { return excerpt(s, partExcerpt) }
 // (limit). Keys: queue=Q, full=reject|wait and name=S; queue and full apply
 // to pool, threads, limit and adaptive only; min=, max= and initial= (the
 // range and start of its moving limit, positive, initial within the range)
-// to adaptive only. Spaces around the parts are ignored. N is at most
+// to adaptive only; maxwait=D (a positive duration, such as 10ms: see
+// WithMaxQueueWait) to limit with a queue and full=reject only. Spaces
+// around the parts are ignored. N is at most
 // 16,384 for pool (its workers start at once), 1,048,576 for limit and
 // threads (New also checks threads against the process's thread limit), and
 // Q at most 4,194,304; adaptive without queue= lets half its current limit
 // wait (QueueFollowsLimit), and adaptive,queue=0 none. Examples: "virtual", "pool:64,queue=1000",
 // "threads:16", "limit:500,queue=100,full=wait,name=db",
-// "adaptive,min=4,max=200,queue=50".
+// "adaptive,min=4,max=200,queue=50", "limit:10,queue=100,maxwait=10ms".
 //
 // The Spec returned is complete: what the string leaves out holds the kind's
 // default. ParseSpec starts nothing, so it checks configuration before
@@ -294,6 +304,18 @@ func parseSpec(spec string) (Spec, error) {
 				return s, errors.New("name: empty")
 			}
 			s.Name = value
+		case "maxwait":
+			if !k.timesQueue {
+				return s, fmt.Errorf("maxwait does not apply to %s executors: only limit bounds its queue by time", s.Kind)
+			}
+			d, err := time.ParseDuration(value)
+			if err != nil {
+				return s, fmt.Errorf("maxwait: %s is not a duration such as 10ms", quotePart(value))
+			}
+			if d <= 0 {
+				return s, fmt.Errorf("maxwait: %v is not positive", d)
+			}
+			s.MaxQueueWait = d
 		case "min", "max", "initial":
 			if !k.adapts {
 				return s, fmt.Errorf("%s does not apply to %s executors: their limit does not move", key, s.Kind)
@@ -317,6 +339,9 @@ func parseSpec(spec string) (Spec, error) {
 			known := "queue, full, name"
 			if k.adapts {
 				known += ", min, max, initial"
+			}
+			if k.timesQueue {
+				known += ", maxwait"
 			}
 			return s, fmt.Errorf("unknown key %s (known: %s)", quotePart(key), known)
 		}
@@ -364,6 +389,14 @@ func (s Spec) check(k *kindInfo) error {
 		return fmt.Errorf("the queue and full settings do not apply to %s executors: they never queue or fill up", s.Kind)
 	case !k.adapts && (s.MinLimit != 0 || s.MaxLimit != 0 || s.InitialLimit != 0):
 		return fmt.Errorf("min, max and initial do not apply to %s executors: their limit does not move", s.Kind)
+	case s.MaxQueueWait < 0:
+		return fmt.Errorf("maxwait: %v is not positive", s.MaxQueueWait)
+	case s.MaxQueueWait != 0 && !k.timesQueue:
+		return fmt.Errorf("maxwait does not apply to %s executors: only limit bounds its queue by time", s.Kind)
+	case s.MaxQueueWait != 0 && s.Queue == 0:
+		return fmt.Errorf("maxwait: %v bounds the wait in a queue, and there is none: give queue= too", s.MaxQueueWait)
+	case s.MaxQueueWait != 0 && s.Full == FullWait:
+		return fmt.Errorf("maxwait: %v refuses a task that would wait too long, and full=wait waits: give full=reject", s.MaxQueueWait)
 	}
 	return s.checkLimits()
 }
@@ -419,6 +452,9 @@ func (s Spec) String() string {
 			b.WriteString("," + kv.key + "=" + strconv.Itoa(kv.n))
 		}
 	}
+	if s.MaxQueueWait != 0 {
+		b.WriteString(",maxwait=" + s.MaxQueueWait.String())
+	}
 	if s.Name != "" {
 		b.WriteString(",name=" + s.Name)
 	}
@@ -455,6 +491,10 @@ func (s Spec) New(opts ...Option) (Executor, error) {
 		return nil, &specError{verb: "build", spec: s.String(),
 			reason: errors.New("the WithQueue and WithFull options do not combine with a spec: set its queue and full instead")}
 	}
+	if given.maxQueueWait != 0 {
+		return nil, &specError{verb: "build", spec: s.String(),
+			reason: errors.New("the WithMaxQueueWait option does not combine with a spec: set its maxwait instead")}
+	}
 	all := opts[:len(opts):len(opts)]
 	if s.Name != "" {
 		all = append(all, WithName(s.Name))
@@ -464,6 +504,9 @@ func (s Spec) New(opts ...Option) (Executor, error) {
 	}
 	if k.bounded {
 		all = append(all, WithFull(s.Full))
+	}
+	if s.MaxQueueWait != 0 {
+		all = append(all, WithMaxQueueWait(s.MaxQueueWait))
 	}
 	e, err := k.build(s, all)
 	if err != nil {
