@@ -27,7 +27,8 @@ package loom
 //     (each task takes a unit of the thread budget, and the executor reads
 //     the thread counts when it has spent the allowance) or none.
 //   - BenchmarkStatsSampling: the Limit BenchmarkRun loop with no task timed,
-//     one in 32 timed (as shipped) and every task timed, to show what the
+//     one in 32 timed (as shipped), every task timed, and every task timed with the mean run time
+// kept for WithMaxQueueWait. to show what the
 //     latency histograms cost.
 //
 // Run them with: go test -run '^$' -bench . -benchtime=200000x -count 1 .
@@ -200,7 +201,8 @@ func benchShutdown(b *testing.B, e Executor) {
 
 // BenchmarkStatsSampling runs the Limit BenchmarkRun loop (the cheapest
 // path, where the clock would weigh most) with no task timed, one in 32 timed
-// (as shipped) and every task timed.
+// (as shipped), every task timed, and every task timed with the mean run time
+// kept for WithMaxQueueWait.
 func BenchmarkStatsSampling(b *testing.B) {
 	for _, variant := range []struct {
 		name    string
@@ -210,9 +212,13 @@ func BenchmarkStatsSampling(b *testing.B) {
 		{"untimed", true, sampleShift},
 		{"sampled-1-in-32", false, sampleShift},
 		{"every-task", false, 64},
+		{"max-queue-wait", false, 64}, // every task timed, and the mean kept
 	} {
 		b.Run(variant.name, func(b *testing.B) {
 			p := Limit(benchWorkers, WithFull(FullWait)).(*limit)
+			if variant.name == "max-queue-wait" {
+				p = Limit(benchWorkers, WithQueue(1), WithMaxQueueWait(1<<30)).(*limit)
+			}
 			p.untimed, p.sampleShift = variant.untimed, variant.shift
 			defer benchShutdown(b, p)
 			ctx := context.Background()

@@ -156,8 +156,9 @@ func WithInitialLimit(n int) Option {
 // whatever the length WithQueue allows; WithQueue stays the hard bound, and
 // until a first task has returned it is the only one. Tasks admitted at the
 // same instant may all pass the check: the bound is approximate by the few
-// in motion. Every task is timed (Stats percentiles then cover them all),
-// about 100 ns each. Only Limit with a queue and WithFull(FullReject) takes
+// in motion. Every task is timed, three clock readings each (Stats
+// percentiles then cover them all; docs/executors.md gives the cost), which
+// fits tasks that hold a connection, not nanosecond ones. Only Limit with a queue and WithFull(FullReject) takes
 // it; the constructors panic otherwise. It panics if d is not positive.
 func WithMaxQueueWait(d time.Duration) Option {
 	if d <= 0 {
