@@ -321,7 +321,7 @@ func (s *Sharding) Ask(ctx context.Context, kind, id string, msg any) (any, erro
 
 func (s *Sharding) check(kind, id string) error {
 	if id == "" {
-		return fmt.Errorf("sharding: entity of kind %q: %w: empty id", kind, ErrInvalid)
+		return fmt.Errorf("entity of kind %q: %w: empty id", kind, ErrInvalid)
 	}
 	if s.kinds[kind] != nil {
 		return nil
@@ -333,7 +333,7 @@ func (s *Sharding) check(kind, id string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("sharding: entity %s/%s: %w %q: no hosting node registered it", kind, id, ErrUnknownKind, kind)
+	return fmt.Errorf("entity %s/%s: %w %q: no hosting node registered it", kind, id, ErrUnknownKind, kind)
 }
 
 // entityRemote is the actor.Remote behind an entity's Ref.
