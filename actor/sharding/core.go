@@ -260,7 +260,7 @@ func (s *Sharding) desiredLocked(k shardKey) string {
 			best, bestHash = node, v
 		}
 	}
-	if s.kinds[k.kind] != nil {
+	if s.kinds[k.kind] != nil && !s.closed {
 		consider(s.name)
 	}
 	for node, kinds := range s.hosts {
@@ -450,9 +450,9 @@ func (s *Sharding) beginStop(sh *shard, fence bool) {
 func (s *Sharding) shardStopped(sh *shard) {
 	s.mu.Lock()
 	close(sh.stopped)
-	if s.closed || s.owned[sh.key] != sh {
+	if s.owned[sh.key] != sh {
 		s.mu.Unlock()
-		return // Close releases
+		return
 	}
 	delete(s.owned, sh.key)
 	release := !sh.fenced && time.Since(sh.sentAt) < s.valid

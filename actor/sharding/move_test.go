@@ -123,3 +123,41 @@ func TestNATSRestartMakesNoDoubleActivation(t *testing.T) {
 		}
 	}
 }
+
+func TestCloseHandsShardsOffAndNoAskIsLost(t *testing.T) {
+	ns := startNATS(t, true)
+	j := &journal{}
+	driver, members := cluster(t, ns, "close", j, "a", "b")
+	all := ids(500)
+	for _, id := range all {
+		askCount(t, driver.sh, id, 30*time.Second)
+	}
+	tr := startTraffic(driver.sh, all, 16)
+	defer tr.stop()
+	waitFor(t, 10*time.Second, "traffic", func() bool { return tr.ok.Load() > 500 })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := members["b"].sh.Close(ctx); err != nil {
+		t.Fatalf("close b: %v", err)
+	}
+	waitFor(t, 30*time.Second, "a owns every shard", func() bool {
+		for _, o := range driver.sh.Owners("counter") {
+			if o != "a" {
+				return false
+			}
+		}
+		return true
+	})
+	before := tr.ok.Load()
+	waitFor(t, 30*time.Second, "traffic after the handoff", func() bool { return tr.ok.Load() > before+1000 })
+	tr.stop()
+	if n := tr.lost.Load(); n != 0 {
+		t.Errorf("%d Asks lost when b closed (%d answered); want 0: %v", n, tr.ok.Load(), tr.errs)
+	}
+	if bad := j.overlaps(); len(bad) > 0 {
+		t.Errorf("overlapping activations: %v", bad)
+	}
+	if st := members["b"].sh.Stats(); st.Shards != 0 || st.Entities != 0 || st.Pending != 0 {
+		t.Errorf("b after Close: %+v", st)
+	}
+}

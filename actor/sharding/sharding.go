@@ -356,22 +356,21 @@ func (e *entityRemote) Signal(actor.Signal, actor.Ref) {}
 
 func (e *entityRemote) Done() <-chan struct{} { return e.s.done }
 
-// Close hands this node's shards off: it stops their entities (each
-// handles what was queued to it first, then saves), releases the leases so
-// that other hosts take the shards at once, and removes the node from the
-// hosts. What waits for a shard here goes to dead letters with ErrClosed.
-// Close it before the Node leaves. When ctx ends first, the leases not yet
-// released expire after the TTL.
+// Close hands this node's shards off: it leaves the hosts, stops the
+// shards' entities (each handles what was queued to it first, then saves),
+// releases the leases so that other hosts take the shards at once, and
+// passes on what waited here once their new owners are seen. What cannot
+// be passed on (no other host of its kind, or ctx's end) goes to dead
+// letters with ErrClosed. Close it before the Node leaves. When ctx ends
+// first, the leases not yet released expire after the TTL.
 func (s *Sharding) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return nil
 	}
-	s.closed = true
+	s.closed = true // no more takes; this node is nobody's desired owner
 	s.mu.Unlock()
-	close(s.stop)
-	s.wg.Wait()
 
 	var errs []error
 	if len(s.kinds) > 0 {
@@ -379,30 +378,33 @@ func (s *Sharding) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("sharding: close: remove host: %w", err))
 		}
 	}
-	s.mu.Lock()
-	var stopping []*shard
-	for _, sh := range s.owned {
-		s.beginStop(sh, false)
-		stopping = append(stopping, sh)
-	}
-	s.mu.Unlock()
-	for _, sh := range stopping {
-		select {
-		case <-sh.stopped:
-		case <-ctx.Done():
+	t := time.NewTicker(s.tick)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		for _, sh := range s.owned {
+			s.beginStop(sh, false)
 		}
-	}
-	s.wg.Wait()
-	for _, sh := range stopping {
-		select {
-		case <-sh.stopped:
-			if _, err := s.kv.Update(ctx, sh.key.key(), s.record(true), sh.rev); err != nil {
-				errs = append(errs, fmt.Errorf("sharding: close: release %s: %w", sh.key.key(), err))
+		busy := len(s.owned) > 0
+		for k := range s.pending {
+			if s.desiredLocked(k) != "" {
+				busy = true // another host will take it: wait to pass its messages on
 			}
-		default:
-			errs = append(errs, fmt.Errorf("sharding: close: shard %s: %w", sh.key.key(), ctx.Err()))
 		}
+		s.mu.Unlock()
+		if !busy {
+			break
+		}
+		select {
+		case <-t.C:
+			continue
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("sharding: close: hand off: %w", ctx.Err()))
+		}
+		break
 	}
+	close(s.stop)
+	s.wg.Wait()
 	s.stopWatch()
 	s.mu.Lock()
 	var dead []delivery
