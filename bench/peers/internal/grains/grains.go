@@ -18,9 +18,19 @@
 // neither joins nor loses members, so the provider never touches the
 // message path.
 //
-//	r, err := grains.Run(ctx, grains.Config{})            // the full workload
-//	r, err := grains.Run(ctx, grains.Quick())             // a short one
-//	fmt.Println(r.Rate(), r.ActivationP99, r.HeapPerActivation())
+//	func main() {
+//		if child, err := grains.Child(); child { // a host or the driver
+//			if err != nil {
+//				log.Fatal(err)
+//			}
+//			return
+//		}
+//		r, err := grains.Run(context.Background(), grains.Config{}) // or grains.Quick()
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		fmt.Println(r.Rate(), r.CPUPerMessage(), r.ActivationP99, r.HeapPerActivation())
+//	}
 package grains
 
 import (
