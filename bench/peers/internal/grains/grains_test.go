@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 	"google.golang.org/protobuf/types/known/typepb"
@@ -36,6 +37,7 @@ func TestRunQuick(t *testing.T) {
 		t.Skip("measures CPU and memory from /proc")
 	}
 	cfg := Quick()
+	cfg.Timeout = 3 * time.Minute // a loaded machine running -race
 	r, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

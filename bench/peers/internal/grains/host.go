@@ -99,12 +99,14 @@ func parseTopology(s string) ([]*cluster.Member, error) {
 
 // newCluster makes an actor system and its cluster, with protoactor-go's
 // logging off, remote on a free loopback port, and the disthash lookup;
-// kinds are those this process hosts.
+// kinds are those this process hosts. The request timeout is long because
+// a grain call that times out is retried, which would count twice: on a
+// loaded machine a slow reply is better than a wrong one.
 func newCluster(p *staticProvider, kinds ...*cluster.Kind) *cluster.Cluster {
 	quiet := func(*actor.ActorSystem) *slog.Logger { return slog.New(slog.DiscardHandler) }
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(quiet))
 	cfg := cluster.Configure("grains", p, disthash.New(), remote.Configure("127.0.0.1", 0),
-		cluster.WithKinds(kinds...), cluster.WithRequestTimeout(10*time.Second))
+		cluster.WithKinds(kinds...), cluster.WithRequestTimeout(30*time.Second))
 	return cluster.New(sys, cfg)
 }
 
