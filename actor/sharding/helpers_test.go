@@ -97,8 +97,16 @@ type member struct {
 // the System's shutdown).
 func startMember(t *testing.T, ns *natsServer, cluster, name string, opts ...Option) *member {
 	t.Helper()
+	return startMemberAt(t, ns.url(), nil, cluster, name, opts...)
+}
+
+// startMemberAt is startMember with the NATS server at url, and ropts for
+// the Node.
+func startMemberAt(t *testing.T, url string, ropts []remote.Option, cluster, name string, opts ...Option) *member {
+	t.Helper()
 	sys := newSystem(t)
-	n, err := remote.Join(sys, name, remote.WithURL(ns.url()), remote.WithCluster(cluster), remote.WithCodecs(codecs(t)))
+	ropts = append([]remote.Option{remote.WithURL(url), remote.WithCluster(cluster), remote.WithCodecs(codecs(t))}, ropts...)
+	n, err := remote.Join(sys, name, ropts...)
 	if err != nil {
 		t.Fatal(err)
 	}
