@@ -150,4 +150,3 @@ func TestNodeCutOffFromNATSFencesItselfBeforeItsShardsMove(t *testing.T) {
 		t.Fatalf("after healing: overlapping activations: %v", bad)
 	}
 }
-
