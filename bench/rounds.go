@@ -32,6 +32,9 @@ type Round struct {
 	Errors     int64   `json:"errors"`
 	// Latency holds the round's percentiles (ModelRun.Latency's points).
 	Latency []Percentile `json:"latency"`
+	// UnloadedP99 is the p99 of the round's unloaded phase (Plan.UnloadedRate);
+	// 0 without one, or without a reference.
+	UnloadedP99 time.Duration `json:"unloaded_p99_ns,omitempty"`
 	// The server's peaks and CPU time in this round.
 	PeakRSSBytes   uint64  `json:"peak_rss_bytes"`
 	PeakThreads    int     `json:"peak_threads"`
@@ -184,6 +187,7 @@ func roundOf(run ModelRun, n, pos int) Round {
 	return Round{
 		Round: n, Position: pos, Status: run.Status, Failure: firstLine(run.Failure, 300),
 		Throughput: run.Throughput, Requests: run.Requests, Errors: run.Errors, Latency: run.Latency,
+		UnloadedP99:  run.UnloadedAt(99),
 		PeakRSSBytes: run.Server.PeakRSSBytes, PeakThreads: run.Server.PeakThreads,
 		PeakGoroutines: run.Server.PeakGoroutines, CPUSeconds: run.Server.CPUSeconds,
 	}

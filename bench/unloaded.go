@@ -42,11 +42,22 @@ func percentiles(res *load.Result) []Percentile {
 
 // unloadedNote sets each run's p99 beside the p99 of its unloaded phase:
 // "p99 ÷ unloaded p99 (200 req/s for 5s first): adaptive 61ms ÷ 20ms = 3.0×;
-// …". It returns "" when no run had an unloaded phase.
+// …". A run of several rounds that each kept their unloaded p99 gets the
+// median and range of the rounds' own ratios instead, "adaptive 3.0×
+// (2.1–4.5×) over 5 rounds": a round's loaded and unloaded phases ran a
+// moment apart on the same server, while the median p99 and the median
+// round's unloaded p99 may come from rounds minutes apart on a busy machine.
+// It returns "" when no run had an unloaded phase.
 func unloadedNote(sc ScenarioResult) string {
 	var parts []string
+	perRound := false
 	for _, r := range sc.Runs {
+		ratios := roundRatios(r)
 		switch loaded, ref := r.LatencyAt(99), r.UnloadedAt(99); {
+		case len(ratios) > 1:
+			perRound = true
+			s := spreadOf(ratios)
+			parts = append(parts, fmt.Sprintf("%s %.1f× (%.1f–%.1f×) over %d rounds", r.Model, s.Median, s.Min, s.Max, s.Rounds))
 		case ref > 0 && loaded > 0:
 			parts = append(parts, fmt.Sprintf("%s %s ÷ %s = %.1f×", r.Model, fmtLatency(loaded), fmtLatency(ref), float64(loaded)/float64(ref)))
 		case sc.Plan.UnloadedRate > 0 && r.Status != StatusCrashed && r.Status != StatusFailed:
@@ -56,6 +67,22 @@ func unloadedNote(sc ScenarioResult) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("p99 ÷ unloaded p99 (%s req/s for %s on the same server first): %s",
+	note := fmt.Sprintf("p99 ÷ unloaded p99 (%s req/s for %s on the same server first): %s",
 		rate(sc.Plan.UnloadedRate), sc.Plan.UnloadedDuration, strings.Join(parts, "; "))
+	if perRound {
+		note += " (over rounds: each round's p99 ÷ its own unloaded p99, median and range)"
+	}
+	return note
+}
+
+// roundRatios returns, for each round of r with both, its p99 over its
+// unloaded phase's p99.
+func roundRatios(r ModelRun) []float64 {
+	var ratios []float64
+	for _, rd := range r.Rounds {
+		if loaded := at(rd.Latency, 99); loaded > 0 && rd.UnloadedP99 > 0 && rd.Requests > 0 {
+			ratios = append(ratios, float64(loaded)/float64(rd.UnloadedP99))
+		}
+	}
+	return ratios
 }

@@ -71,6 +71,36 @@ func TestUnloadedNote(t *testing.T) {
 	}
 }
 
+// TestUnloadedNoteOverRounds: a run of several rounds, each with its own
+// unloaded p99, gets the median and range of the rounds' own ratios, not
+// its median p99 over the median round's reference; a round without a
+// reference, or without a served request, is left out.
+func TestUnloadedNoteOverRounds(t *testing.T) {
+	p99 := func(d time.Duration) []Percentile { return []Percentile{{Percentile: 99, Latency: d}} }
+	round := func(loaded, ref time.Duration) Round {
+		return Round{Requests: 1, Latency: p99(loaded), UnloadedP99: ref}
+	}
+	sc := ScenarioResult{
+		Plan: Plan{UnloadedRate: 200, UnloadedDuration: 2 * time.Second},
+		Runs: []ModelRun{{
+			Model: "limit", Status: StatusErrors,
+			Latency: p99(60 * time.Millisecond), Unloaded: p99(10 * time.Millisecond), // 6×, which no round saw
+			Rounds: []Round{
+				round(20*time.Millisecond, 10*time.Millisecond),            // 2×
+				round(60*time.Millisecond, 40*time.Millisecond),            // 1.5×
+				round(90*time.Millisecond, 30*time.Millisecond),            // 3×
+				round(50*time.Millisecond, 0),                              // no reference
+				{Latency: p99(time.Second), UnloadedP99: time.Millisecond}, // nothing served
+			},
+		}},
+	}
+	want := "p99 ÷ unloaded p99 (200 req/s for 2s on the same server first): limit 2.0× (1.5–3.0×) over 3 rounds " +
+		"(over rounds: each round's p99 ÷ its own unloaded p99, median and range)"
+	if got := unloadedNote(sc); got != want {
+		t.Errorf("unloadedNote =\n%q; want\n%q", got, want)
+	}
+}
+
 // TestIsReference takes the 1% rule at its edge: 1 failure in 100 served
 // leaves a reference, 2 do not, and nothing served never is.
 func TestIsReference(t *testing.T) {
