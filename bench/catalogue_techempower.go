@@ -138,11 +138,13 @@ func dbPoolScenario() *Scenario {
 		Changes: fmt.Sprintf("Open loop at %s req/s for 6 s, at most %d connections, 1 s client timeout counted from each "+
 			"request's due time; each run begins with %s req/s for 2 s, measured only for its p99 (the unloaded reference). "+
 			"limit:10 admits as many requests as the pool has connections and queues 10 or 100 more, answering 503 beyond; "+
+			"with maxwait=5ms it also refuses a request whose expected wait in that queue passes 5 ms (one query's time); "+
 			"adaptive finds its limit from latency; pool:10 and pool:200 queue what their workers cannot take. "+
 			"Left out of --quick: `--quick db-pool` runs virtual and limit:10,queue=10 for 2 s, long enough for virtual's queue to outlast the 1 s timeout.",
 			count(int64(2*capacity)), dbPoolClients, count(int64(capacity/10))),
 		Full: Plan{
-			Models:      []string{"virtual", "limit:10,queue=10", "limit:10,queue=100", "adaptive", "pool:10", "pool:200"},
+			Models: []string{"virtual", "limit:10,queue=10", "limit:10,queue=100", "limit:10,queue=100,maxwait=5ms",
+				"adaptive", "pool:10", "pool:200"},
 			Connections: dbPoolClients, Rate: 2 * capacity, Duration: 6 * time.Second, Timeout: time.Second, Service: dbPoolHold,
 			UnloadedRate: capacity / 10, UnloadedDuration: 2 * time.Second,
 		},
