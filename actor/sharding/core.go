@@ -8,7 +8,6 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -423,6 +422,11 @@ func (s *Sharding) beginStop(sh *shard, fence bool) {
 		return
 	}
 	sh.state, sh.fenced, sh.stopped = stopping, fence, make(chan struct{})
+	if fence {
+		s.fences.Add(1)
+	} else {
+		s.handoffs.Add(1)
+	}
 	refs := make([]actor.Ref, 0, len(sh.entities))
 	for _, e := range sh.entities {
 		refs = append(refs, e.ref)
@@ -539,7 +543,7 @@ func (s *Sharding) step() {
 	for name := range s.kinds {
 		for i := range s.shards {
 			k := shardKey{name, i}
-			if s.owned[k] != nil || s.desiredLocked(k) != s.name {
+			if s.owned[k] != nil || s.taking[k] || s.desiredLocked(k) != s.name {
 				continue
 			}
 			v := s.leases[k]
@@ -556,6 +560,9 @@ func (s *Sharding) step() {
 				takes = append(takes, take{k: k, rev: v.rev})
 			}
 		}
+	}
+	for _, t := range takes {
+		s.taking[t.k] = true
 	}
 	for k, q := range s.pending {
 		keep := q[:0]
@@ -579,9 +586,13 @@ func (s *Sharding) step() {
 	s.mu.Unlock()
 
 	s.undeliverableAll(drop)
-	s.renewAll(renew)
+	// Writes run on their own goroutines: a server that does not answer
+	// must not hold up the next tick's fencing.
+	for _, sh := range renew {
+		s.async(func() { s.renewOne(sh) })
+	}
 	for _, t := range takes {
-		s.take(t)
+		s.async(func() { s.take(t) })
 	}
 	for _, d := range flush {
 		s.route(d)
@@ -613,19 +624,16 @@ func (s *Sharding) passivateLocked(sh *shard, now time.Time) {
 	}
 }
 
-// renewAll renews the leases of shards, a few at a time.
-func (s *Sharding) renewAll(shards []*shard) {
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for _, sh := range shards {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			s.renewOne(sh)
-		}()
-	}
-	wg.Wait()
+// async runs a write to the bucket on a goroutine of its own, at most
+// maxWrites at once; Close waits for them.
+func (s *Sharding) async(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.writes <- struct{}{}
+		defer func() { <-s.writes }()
+		f()
+	}()
 }
 
 func (s *Sharding) renewOne(sh *shard) {
@@ -655,6 +663,11 @@ func (s *Sharding) renewOne(sh *shard) {
 // take writes this node's lease on t.k, on the revision it saw, and
 // owns the shard if that write wins.
 func (s *Sharding) take(t take) {
+	defer func() {
+		s.mu.Lock()
+		delete(s.taking, t.k)
+		s.mu.Unlock()
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), s.renew)
 	defer cancel()
 	sent := time.Now()
@@ -691,10 +704,8 @@ func (s *Sharding) take(t take) {
 // an owner, up to the buffer timeout.
 func (s *Sharding) ask(ctx context.Context, env *envelope) (any, error) {
 	k := shardKey{env.Kind, ShardOf(env.ID, s.shards)}
-	deadline := time.NewTimer(s.bufWait)
-	defer deadline.Stop()
-	tick := time.NewTicker(s.tick)
-	defer tick.Stop()
+	var deadline <-chan time.Time
+	var tick *time.Ticker
 	for {
 		s.mu.Lock()
 		sh := s.owned[k]
@@ -712,12 +723,19 @@ func (s *Sharding) ask(ctx context.Context, env *envelope) (any, error) {
 			env.Hops = 1
 			return s.node.Ref(owner, "/"+regionName).Ask(ctx, env)
 		}
+		if tick == nil { // the first wait: most Asks find a route at once
+			timer := time.NewTimer(s.bufWait)
+			defer timer.Stop()
+			deadline = timer.C
+			tick = time.NewTicker(s.tick)
+			defer tick.Stop()
+		}
 		select {
 		case <-changed:
 		case <-tick.C:
 		case <-ctx.Done():
 			return nil, fmt.Errorf("entity %s/%s: %w", env.Kind, env.ID, ctx.Err())
-		case <-deadline.C:
+		case <-deadline:
 			return nil, fmt.Errorf("entity %s/%s: %w: shard %s for %v", env.Kind, env.ID, ErrUnavailable, k.key(), s.bufWait)
 		case <-s.done:
 			return nil, ErrClosed

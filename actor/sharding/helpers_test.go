@@ -2,6 +2,8 @@ package sharding
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -66,7 +68,7 @@ func (ns *natsServer) stop() {
 
 func (ns *natsServer) url() string { return "nats://127.0.0.1:" + strconv.Itoa(ns.port) }
 
-func newSystem(t *testing.T) *actor.System {
+func newSystem(t testing.TB) *actor.System {
 	t.Helper()
 	sys, err := actor.NewSystem(actor.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
@@ -102,7 +104,7 @@ func startMember(t *testing.T, ns *natsServer, cluster, name string, opts ...Opt
 
 // startMemberAt is startMember with the NATS server at url, and ropts for
 // the Node.
-func startMemberAt(t *testing.T, url string, ropts []remote.Option, cluster, name string, opts ...Option) *member {
+func startMemberAt(t testing.TB, url string, ropts []remote.Option, cluster, name string, opts ...Option) *member {
 	t.Helper()
 	sys := newSystem(t)
 	ropts = append([]remote.Option{remote.WithURL(url), remote.WithCluster(cluster), remote.WithCodecs(codecs(t))}, ropts...)
@@ -229,13 +231,48 @@ func codecs(t testing.TB) *remote.Codecs {
 
 func newCodecs() (*remote.Codecs, error) {
 	c := remote.NewCodecs()
-	if err := remote.RegisterJSON[Count](c, "sharding.test.Count"); err != nil {
+	if err := c.Register("sharding.test.Count", Count{}, countCodec{}); err != nil {
 		return nil, err
 	}
-	if err := remote.RegisterJSON[Counted](c, "sharding.test.Counted"); err != nil {
+	if err := c.Register("sharding.test.Counted", Counted{}, countedCodec{}); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// countCodec encodes a Count as nothing.
+type countCodec struct{}
+
+func (countCodec) Append(b []byte, _ any) ([]byte, error) { return b, nil }
+func (countCodec) Decode([]byte) (any, error)             { return Count{}, nil }
+
+// countedCodec encodes a Counted as its node and id, uvarint-prefixed, and
+// its count as a uvarint.
+type countedCodec struct{}
+
+func (countedCodec) Append(b []byte, msg any) ([]byte, error) {
+	c := msg.(Counted)
+	for _, s := range [...]string{c.Node, c.ID} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return binary.AppendUvarint(b, uint64(c.N)), nil
+}
+
+func (countedCodec) Decode(data []byte) (any, error) {
+	var f [2]string
+	for i := range f {
+		n, k := binary.Uvarint(data)
+		if k <= 0 || n > uint64(len(data)-k) {
+			return nil, errors.New("bad Counted")
+		}
+		f[i], data = string(data[k:k+int(n)]), data[k+int(n):]
+	}
+	n, k := binary.Uvarint(data)
+	if k <= 0 {
+		return nil, errors.New("bad Counted")
+	}
+	return Counted{Node: f[0], ID: f[1], N: int(n)}, nil
 }
 
 // waitFor polls cond until it holds or d passes.

@@ -8,6 +8,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if port := os.Getenv(natsChildEnv); port != "" {
+		os.Exit(runNATSChild(port))
+	}
 	if name := os.Getenv(childEnv); name != "" {
 		os.Exit(runChild(name))
 	}

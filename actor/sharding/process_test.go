@@ -120,14 +120,12 @@ func (p *pgCounter) Receive(c *actor.Context, msg any) {
 	}
 }
 
+// ttlEnv sets the child's lease TTL; the default is testTTL.
+const ttlEnv = "LOOM_SHARDING_TEST_TTL"
+
 func runChild(name string) int {
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, name+":", err); return 1 }
 	ctx := context.Background()
-	pool, err := newPool(ctx, os.Getenv(schemaEnv))
-	if err != nil {
-		return fail(err)
-	}
-	defer pool.Close()
 	sys, err := actor.NewSystem()
 	if err != nil {
 		return fail(err)
@@ -140,21 +138,51 @@ func runChild(name string) int {
 	if err != nil {
 		return fail(err)
 	}
+	// Without a schema, the entities are plain counters (the benchmark's).
+	kind := Kind{Name: "counter", New: func(id string) actor.Actor { return &memCounter{node: name, id: id} }}
+	if schema := os.Getenv(schemaEnv); schema != "" {
+		pool, err := newPool(ctx, schema)
+		if err != nil {
+			return fail(err)
+		}
+		defer pool.Close()
+		kind.New = func(id string) actor.Actor { return &pgCounter{pool: pool, node: name, id: id} }
+	}
+	ttl := testTTL
+	if d, err := time.ParseDuration(os.Getenv(ttlEnv)); err == nil {
+		ttl = d
+	}
 	shards, _ := strconv.Atoi(os.Getenv(shardsEnv))
-	sh, err := Start(n, WithShards(shards), WithLeaseTTL(testTTL), WithKind(Kind{Name: "counter", New: func(id string) actor.Actor {
-		return &pgCounter{pool: pool, node: name, id: id}
-	}}))
+	sh, err := Start(n, WithShards(shards), WithLeaseTTL(ttl), WithKind(kind))
+	if err != nil {
+		return fail(err)
+	}
+	memSub, err := serveMemory(n)
 	if err != nil {
 		return fail(err)
 	}
 	fmt.Println("ready")
 	_, _ = io.Copy(io.Discard, os.Stdin)
+	_ = memSub.Unsubscribe()
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	_ = sh.Close(ctx)
 	_ = sys.Shutdown(ctx)
 	_ = n.Leave(ctx)
 	return 0
+}
+
+// memCounter is a counter entity with nothing but its count.
+type memCounter struct {
+	node, id string
+	n        int
+}
+
+func (p *memCounter) Receive(c *actor.Context, msg any) {
+	if _, ok := msg.(Count); ok {
+		p.n++
+		c.Respond(Counted{Node: p.node, ID: p.id, N: p.n})
+	}
 }
 
 // child is a node in another process.
@@ -165,11 +193,18 @@ type child struct {
 
 // startChild starts hosting node name in a child process and waits until
 // it is ready; it ends with the test, as its stdin closes.
-func startChild(t *testing.T, ns *natsServer, cluster, schema, name string, shards int) *child {
+func startChild(t testing.TB, url, cluster, schema, name string, shards int, env ...string) *child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+name, clusterEnv+"="+cluster, schemaEnv+"="+schema,
-		shardsEnv+"="+strconv.Itoa(shards), remote.EnvURL+"="+ns.url())
+	return startProcess(t, append([]string{childEnv + "=" + name, clusterEnv + "=" + cluster, schemaEnv + "=" + schema,
+		shardsEnv + "=" + strconv.Itoa(shards), remote.EnvURL + "=" + url}, env...)...)
+}
+
+// startProcess runs the test binary with env added, and waits for it to
+// print "ready"; it ends with the test, as its stdin closes.
+func startProcess(t testing.TB, env ...string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -195,13 +230,13 @@ func startChild(t *testing.T, ns *natsServer, cluster, schema, name string, shar
 	})
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || line != "ready\n" {
-		t.Fatalf("child %s: %q, %v", name, line, err)
+		t.Fatalf("child %q: %q, %v", env, line, err)
 	}
 	return c
 }
 
 // kill kills the child with SIGKILL and waits until it is gone.
-func (c *child) kill(t *testing.T) {
+func (c *child) kill(t testing.TB) {
 	t.Helper()
 	if err := c.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -226,7 +261,7 @@ func TestKillNodeUnderTrafficEveryEntityAnswersAgainOnce(t *testing.T) {
 	cluster := "kill" + schema[len(schema)-6:]
 	kids := map[string]*child{}
 	for _, name := range []string{"n1", "n2", "n3"} {
-		kids[name] = startChild(t, ns, cluster, schema, name, shards)
+		kids[name] = startChild(t, ns.url(), cluster, schema, name, shards)
 	}
 	driver := startMember(t, ns, cluster, "driver", WithShards(shards))
 	waitFor(t, 60*time.Second, "every shard owned by a child", func() bool {

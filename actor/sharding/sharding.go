@@ -10,6 +10,7 @@ import (
 	"hash/fnv"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -30,6 +31,9 @@ const (
 // maxHops bounds how many times one message is forwarded between nodes
 // while its shard moves.
 const maxHops = 4
+
+// maxWrites bounds the bucket writes (renewals, takes) under way at once.
+const maxWrites = 16
 
 // regionName is the name of the actor that receives a node's envelopes.
 const regionName = "loom-sharding"
@@ -128,6 +132,7 @@ type Sharding struct {
 	leases  map[shardKey]*leaseView
 	hosts   map[string]map[string]bool // node → kinds it hosts
 	owned   map[shardKey]*shard
+	taking  map[shardKey]bool // writes under way to take these
 	pending map[shardKey][]delivery
 	changed chan struct{} // closed and replaced when a lease changes
 	synced  time.Time     // when the watcher delivered the bucket's initial values
@@ -138,7 +143,11 @@ type Sharding struct {
 
 	cancelMembers func()
 
+	fences   atomic.Uint64
+	handoffs atomic.Uint64
+
 	stop    chan struct{}
+	writes  chan struct{} // a token per bucket write under way (async)
 	wg      sync.WaitGroup
 	watcher jetstream.KeyWatcher
 }
@@ -197,7 +206,7 @@ func Start(n *remote.Node, opts ...Option) (*Sharding, error) {
 		bufSize: cfg.bufferSize, bufWait: cfg.bufferTimeout, kinds: make(map[string]*Kind),
 		done: make(chan struct{}), leases: make(map[shardKey]*leaseView), hosts: make(map[string]map[string]bool),
 		owned: make(map[shardKey]*shard), pending: make(map[shardKey][]delivery), changed: make(chan struct{}),
-		stop: make(chan struct{}),
+		stop: make(chan struct{}), writes: make(chan struct{}, maxWrites), taking: make(map[shardKey]bool),
 	}
 	for i := range cfg.kinds {
 		k := cfg.kinds[i]
@@ -435,13 +444,18 @@ type Stats struct {
 	Shards   int // shards this node owns
 	Entities int // activations on this node
 	Pending  int // messages waiting for their shard to have an owner
+	// Fenced counts the shards whose entities this node stopped because
+	// it could not renew their leases in time, or found them taken.
+	Fenced uint64
+	// HandedOff counts the shards this node stopped to hand them off.
+	HandedOff uint64
 }
 
 // Stats returns the node's counts.
 func (s *Sharding) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var st Stats
+	st := Stats{Fenced: s.fences.Load(), HandedOff: s.handoffs.Load()}
 	for _, sh := range s.owned {
 		if sh.state == active {
 			st.Shards++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -114,7 +115,7 @@ func cluster(t *testing.T, ns *natsServer, name string, j *journal, hosts ...str
 func TestEntitiesActivateOnceAndStay(t *testing.T) {
 	ns := startNATS(t, true)
 	j := &journal{}
-	driver, _ := cluster(t, ns, "once", j, "a", "b", "c")
+	driver, hosts := cluster(t, ns, "once", j, "a", "b", "c")
 	const ids = 300
 	first := map[string]string{}
 	for i := range ids {
@@ -137,6 +138,12 @@ func TestEntitiesActivateOnceAndStay(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.N != 2 || c.Node != first[id] {
+			if moved := moves(hosts); moved != "" {
+				// A machine too busy to renew a lease in 2 s: the
+				// shard's entities stopped, as they must.
+				t.Logf("second ask of %s: %+v, after %s", id, c, moved)
+				continue
+			}
 			t.Fatalf("second ask of %s: %+v; want n 2 on %s", id, c, first[id])
 		}
 		nodes[c.Node]++
@@ -144,8 +151,11 @@ func TestEntitiesActivateOnceAndStay(t *testing.T) {
 	if len(nodes) != 3 {
 		t.Errorf("entities on %v; want on all three hosts", nodes)
 	}
-	if n := j.count(); n != ids {
+	if n := j.count(); n != ids && moves(hosts) == "" {
 		t.Errorf("%d activations of %d entities", n, ids)
+	}
+	if bad := j.overlaps(); len(bad) > 0 {
+		t.Errorf("overlapping activations: %v", bad)
 	}
 }
 
@@ -293,4 +303,15 @@ func (x *journaled) Receive(c *actor.Context, msg any) {
 		x.j.stopped(x.a)
 	}
 	x.inner.Receive(c, msg)
+}
+
+// moves describes the shards the hosts fenced or handed off, "" if none.
+func moves(hosts map[string]*member) string {
+	var out []string
+	for name, m := range hosts {
+		if st := m.sh.Stats(); st.Fenced+st.HandedOff > 0 {
+			out = append(out, fmt.Sprintf("%s fenced %d and handed off %d shards", name, st.Fenced, st.HandedOff))
+		}
+	}
+	return strings.Join(out, ", ")
 }
