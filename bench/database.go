@@ -91,6 +91,10 @@ func postgresURL() string {
 	return DefaultPostgres
 }
 
+// testHookSchema, when set, is told the name of each run's schema before
+// it is created.
+var testHookSchema func(name string)
+
 // runDatabase is one run's schema, from creation to drop.
 type runDatabase struct {
 	conn   *pgx.Conn
@@ -109,6 +113,9 @@ func openDatabase(ctx context.Context) (*runDatabase, error) {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	d := &runDatabase{conn: conn, schema: "loom_bench_" + hex.EncodeToString(b[:])}
+	if h := testHookSchema; h != nil {
+		h(d.schema)
+	}
 	u, err := url.Parse(base)
 	if err != nil {
 		conn.Close(ctx)
