@@ -33,6 +33,7 @@ type Codecs struct {
 	byType atomic.Pointer[map[reflect.Type]*entry]
 	byName atomic.Pointer[map[string]*entry]
 	protos atomic.Pointer[map[string]protoreflect.MessageType] // found in the registry, under mu
+	sent   atomic.Pointer[map[reflect.Type]*entry]             // protobuf types encoded so far, under mu
 }
 
 type entry struct {
@@ -46,6 +47,7 @@ func NewCodecs() *Codecs {
 	c.byType.Store(&map[reflect.Type]*entry{})
 	c.byName.Store(&map[string]*entry{})
 	c.protos.Store(&map[string]protoreflect.MessageType{})
+	c.sent.Store(&map[reflect.Type]*entry{})
 	c.mustRegister("string", "", stringCodec{})
 	c.mustRegister("bytes", []byte(nil), bytesCodec{})
 	return c
@@ -103,11 +105,15 @@ func RegisterJSON[T any](c *Codecs, name string) error {
 // encoder returns the name and codec for msg: a registered type's, or
 // protobuf's for a proto.Message.
 func (c *Codecs) encoder(msg any) (name string, codec Codec, ok bool) {
-	if e := (*c.byType.Load())[reflect.TypeOf(msg)]; e != nil {
+	t := reflect.TypeOf(msg)
+	if e := (*c.byType.Load())[t]; e != nil {
+		return e.name, e.codec, true
+	}
+	if e := (*c.sent.Load())[t]; e != nil {
 		return e.name, e.codec, true
 	}
 	if m, isProto := msg.(proto.Message); isProto {
-		return string(m.ProtoReflect().Descriptor().FullName()), protoCodec{}, true
+		return c.protoSent(t, string(m.ProtoReflect().Descriptor().FullName())), protoCodec{}, true
 	}
 	return "", nil, false
 }
@@ -131,23 +137,60 @@ func (c *Codecs) Encode(b []byte, msg any) (name string, out []byte, err error) 
 // Decode returns the message data encodes under the wire name name, as
 // Encode wrote it. An unknown name is an error wrapping ErrUnknownType.
 func (c *Codecs) Decode(name string, data []byte) (any, error) {
-	return c.decode([]byte(name), data)
+	d, err := c.decoder([]byte(name))
+	return d.decode([]byte(name), data, err)
 }
 
-// decode decodes data as the type registered under name, or the protobuf
-// message of that full name.
-func (c *Codecs) decode(name []byte, data []byte) (any, error) {
+// protoSent keeps the wire name of protobuf type t, so that the next
+// message of t costs one map lookup, and returns it.
+//
+//go:noinline
+func (c *Codecs) protoSent(t reflect.Type, name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := *c.sent.Load()
+	next := make(map[reflect.Type]*entry, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[t] = &entry{name: name, codec: protoCodec{}}
+	c.sent.Store(&next)
+	return name
+}
+
+// decoder is how to decode one wire type: its registered codec, or the
+// protobuf message type of that name.
+type decoder struct {
+	codec Codec
+	proto protoreflect.MessageType
+}
+
+// decoder returns the decoder of the type registered under name, or of the
+// protobuf message of that full name.
+func (c *Codecs) decoder(name []byte) (decoder, error) {
 	if e := (*c.byName.Load())[string(name)]; e != nil {
-		return e.codec.Decode(data)
+		return decoder{codec: e.codec}, nil
 	}
 	mt := (*c.protos.Load())[string(name)]
 	if mt == nil {
 		var err error
 		if mt, err = c.protoType(string(name)); err != nil {
-			return nil, fmt.Errorf("%w: %q", ErrUnknownType, name)
+			return decoder{}, fmt.Errorf("%w: %q", ErrUnknownType, name)
 		}
 	}
-	m := mt.New().Interface()
+	return decoder{proto: mt}, nil
+}
+
+// decode decodes data as a message of type name, or returns err, what
+// looking the decoder up returned.
+func (d decoder) decode(name, data []byte, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	if d.codec != nil {
+		return d.codec.Decode(data)
+	}
+	m := d.proto.New().Interface()
 	if err := proto.Unmarshal(data, m); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", name, err)
 	}

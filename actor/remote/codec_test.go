@@ -62,7 +62,7 @@ func TestCodecsRegister(t *testing.T) {
 	if _, _, ok := c.encoder(struct{}{}); ok {
 		t.Error("an unregistered struct has an encoder")
 	}
-	if _, err := c.decode([]byte("no.such.Type"), nil); !errors.Is(err, ErrUnknownType) {
+	if _, err := c.decoder([]byte("no.such.Type")); !errors.Is(err, ErrUnknownType) {
 		t.Errorf("decode of an unknown name = %v; want ErrUnknownType", err)
 	}
 }

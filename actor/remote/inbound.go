@@ -41,10 +41,11 @@ func (n *Node) onBatch(m *nats.Msg) {
 		return
 	}
 	var f frame
+	var last lastTell
 	frames := uint64(0)
 	for r.next(&f) {
 		frames++
-		n.handle(p, &f)
+		n.handle(p, &f, &last)
 	}
 	n.framesIn.Add(frames)
 	if r.bad {
@@ -52,14 +53,34 @@ func (n *Node) onBatch(m *nats.Msg) {
 	}
 }
 
-func (n *Node) handle(p *peer, f *frame) {
+// lastTell is what the batch's last tell resolved, which the next reuses
+// for the fields it shares (frame.same).
+type lastTell struct {
+	sender  actor.Ref
+	dec     decoder
+	decErr  error
+	to      actor.Ref
+	toFound bool
+	toKnown bool // to and toFound are the frame's
+}
+
+func (n *Node) handle(p *peer, f *frame, last *lastTell) {
 	switch f.kind {
 	case kindTell:
-		var sender actor.Ref
-		if len(f.senderPath) > 0 {
-			sender = n.resolve(p, f.senderNode, f.senderPath)
+		if f.same&sameSender == 0 {
+			last.sender = actor.Ref{}
+			if len(f.senderPath) > 0 {
+				last.sender = n.resolve(p, f.senderNode, f.senderPath)
+			}
 		}
-		msg, err := n.codecs.decode(f.typeName, f.payload)
+		if f.same&sameType == 0 {
+			last.dec, last.decErr = n.codecs.decoder(f.typeName)
+		}
+		if f.same&sameTo == 0 {
+			last.toKnown = false
+		}
+		sender := last.sender
+		msg, err := last.dec.decode(f.typeName, f.payload, last.decErr)
 		if err != nil {
 			n.malformed.Add(1)
 			n.sys.Undelivered(actor.DeadLetter{Sender: sender, Message: f.typeName, Reason: fmt.Errorf("from %s: %w", p.name, err)})
@@ -72,8 +93,12 @@ func (n *Node) handle(p *peer, f *frame) {
 			}
 			return
 		}
-		to, ok := n.localRef(f.to)
-		if !ok {
+		if !last.toKnown {
+			last.to, last.toFound = n.localRef(f.to)
+			last.toKnown = true
+		}
+		to := last.to
+		if !last.toFound {
 			n.sys.Undelivered(actor.DeadLetter{Sender: sender, Message: msg,
 				Reason: fmt.Errorf("%w: %s on %s", actor.ErrNotFound, f.to, n.name)})
 			return

@@ -237,25 +237,45 @@ func (p *peer) fail(ask string, reason byte, text string) error {
 	return p.queue(&outFrame{kind: kindFail, to: ask, reason: reason, text: text})
 }
 
-// encode appends f's frame to b.
-func encode(b []byte, f *outFrame) ([]byte, error) {
-	b, start := beginFrame(b, f.kind, f.to)
+// encode appends f's frame to b. prev is the batch's last tell, nil if none:
+// the fields f shares with it are left out.
+func encode(b []byte, f, prev *outFrame) ([]byte, error) {
+	b, start := beginFrame(b, f.kind)
 	switch f.kind {
 	case kindTell:
-		b = appendStr(b, f.senderNode)
-		b = appendStr(b, f.senderPath)
-		b = appendStr(b, f.typeName)
+		var same byte
+		if prev != nil {
+			if f.to == prev.to {
+				same |= sameTo
+			}
+			if f.senderNode == prev.senderNode && f.senderPath == prev.senderPath {
+				same |= sameSender
+			}
+			if f.typeName == prev.typeName {
+				same |= sameType
+			}
+		}
+		b = append(b, same)
+		if same&sameTo == 0 {
+			b = appendStr(b, f.to)
+		}
+		if same&sameSender == 0 {
+			b = appendStr(appendStr(b, f.senderNode), f.senderPath)
+		}
+		if same&sameType == 0 {
+			b = appendStr(b, f.typeName)
+		}
 		b = appendTrace(b, f.trace)
 		var err error
 		if b, err = f.codec.Append(b, f.msg); err != nil {
 			return b[:start], fmt.Errorf("encode %T: %w", f.msg, err)
 		}
 	case kindSignal:
-		b = appendStr(append(b, f.signal), f.senderPath)
+		b = appendStr(append(appendStr(b, f.to), f.signal), f.senderPath)
 	case kindTerminated:
-		b = append(appendStr(b, f.text), f.reason)
+		b = append(appendStr(appendStr(b, f.to), f.text), f.reason)
 	case kindFail:
-		b = appendStr(append(b, f.reason), f.text)
+		b = appendStr(append(appendStr(b, f.to), f.reason), f.text)
 	}
 	return endFrame(b, start), nil
 }
@@ -299,23 +319,26 @@ func (p *peer) flush() {
 		p.buf = make([]byte, 0, 64<<10)
 	}
 	b := append(p.buf[:0], n.header...)
-	sent := 0 // out[:sent] are in b or published
+	sent := 0          // out[:sent] are in b or published
+	var prev *outFrame // the last tell in b
 	for i := range out {
 		f := &out[i]
 		mark := len(b)
 		var err error
-		if b, err = encode(b, f); err != nil {
+		if b, err = encode(b, f, prev); err != nil {
 			n.sys.Undelivered(actor.DeadLetter{Recipient: p.proxy(f.to).ref, Sender: n.resolveSlow(p, []byte(f.senderNode), []byte(f.senderPath)),
 				Message: f.msg, Reason: err})
 			continue
 		}
 		if len(b) > n.maxBatch && mark > len(n.header) {
 			// Publish what came before this frame, then start the next
-			// batch with it.
-			frame := append([]byte(nil), b[mark:]...)
+			// batch with it, whole: it may not lean on this batch's.
 			n.publishOne(p, b[:mark], out[sent:i])
-			b = append(append(b[:0], n.header...), frame...)
+			b, _ = encode(append(b[:0], n.header...), f, nil)
 			sent = i
+		}
+		if f.kind == kindTell {
+			prev = f
 		}
 	}
 	if len(b) > len(n.header) {

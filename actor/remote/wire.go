@@ -11,23 +11,35 @@ import (
 //
 //	batch  = 'L' version:u8 instance:u64le nameLen:u8 name frame*
 //	frame  = length:u32le body                   (length of body)
-//	body   = kind:u8 to:str rest
+//	body   = tell | kind:u8 to:str rest
 //	str    = len:uvarint bytes
-//	tell       rest = senderNode:str senderPath:str type:str trace:str payload
+//	tell       = kindTell same:u8 [to:str] [senderNode:str senderPath:str] [type:str] trace:str payload
 //	trace      = (key:str value:str)*        (the sender's trace context)
 //	signal     rest = signal:u8 from:str        (from read as senderPath)
 //	terminated rest = actor:str reason:u8
 //	fail       rest = reason:u8 text:str         (to is an Ask's "$ask/N")
 //
-// senderNode "" is the batch's node; senderPath "" is no sender.
+// senderNode "" is the batch's node; senderPath "" is no sender. A tell's
+// same bits (sameTo, sameSender, sameType) leave out the fields equal to the
+// previous tell's in the batch: a sender's run of messages to one actor
+// carries its addresses and type once, and the receiver resolves them once.
 const (
 	magic   = 'L'
-	version = 1
+	version = 2
 
 	kindTell byte = iota + 1
 	kindSignal
 	kindTerminated
 	kindFail
+)
+
+// The same bits of a tell frame.
+const (
+	sameTo byte = 1 << iota
+	sameSender
+	sameType
+
+	sameAll = sameTo | sameSender | sameType
 )
 
 // Reasons a terminated or fail frame gives.
@@ -53,11 +65,11 @@ func appendStr(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-// beginFrame reserves a frame's length; endFrame fills it in.
-func beginFrame(b []byte, kind byte, to string) ([]byte, int) {
+// beginFrame reserves a frame's length and writes its kind; endFrame fills
+// the length in.
+func beginFrame(b []byte, kind byte) ([]byte, int) {
 	start := len(b)
-	b = append(b, 0, 0, 0, 0, kind)
-	return appendStr(b, to), start
+	return append(b, 0, 0, 0, 0, kind), start
 }
 
 func endFrame(b []byte, start int) []byte {
@@ -135,8 +147,9 @@ func readTrace(field []byte) carrier {
 // reader reads a batch. Every read checks bounds: a malformed batch is an
 // error, never a panic.
 type reader struct {
-	b   []byte
-	bad bool
+	b    []byte
+	bad  bool
+	prev frame // the batch's last tell, for the next one's same fields
 }
 
 func (r *reader) byte() byte {
@@ -189,6 +202,7 @@ func (r *reader) header() (name []byte, instance uint64, err error) {
 // frame is one decoded frame; its byte slices point into the batch.
 type frame struct {
 	kind       byte
+	same       byte // of a tell: the fields it shares with the previous tell
 	to         []byte
 	senderNode []byte
 	senderPath []byte
@@ -215,17 +229,41 @@ func (r *reader) next(f *frame) bool {
 	if r.bad {
 		return false
 	}
-	*f = frame{kind: body.byte(), to: body.str()}
+	*f = frame{kind: body.byte()}
 	switch f.kind {
 	case kindTell:
-		f.senderNode, f.senderPath, f.typeName, f.trace = body.str(), body.str(), body.str(), body.str()
+		f.same = body.byte()
+		if f.same&^sameAll != 0 || f.same != 0 && r.prev.kind != kindTell {
+			r.bad = true
+			return false
+		}
+		if f.same&sameTo != 0 {
+			f.to = r.prev.to
+		} else {
+			f.to = body.str()
+		}
+		if f.same&sameSender != 0 {
+			f.senderNode, f.senderPath = r.prev.senderNode, r.prev.senderPath
+		} else {
+			f.senderNode, f.senderPath = body.str(), body.str()
+		}
+		if f.same&sameType != 0 {
+			f.typeName = r.prev.typeName
+		} else {
+			f.typeName = body.str()
+		}
+		f.trace = body.str()
 		f.payload = body.b
 		body.b = nil
+		r.prev = *f
 	case kindSignal:
+		f.to = body.str()
 		f.signal, f.senderPath = body.byte(), body.str()
 	case kindTerminated:
+		f.to = body.str()
 		f.actor, f.reason = body.str(), body.byte()
 	case kindFail:
+		f.to = body.str()
 		f.reason, f.text = body.byte(), body.str()
 	default:
 		body.bad = true
