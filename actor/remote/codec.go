@@ -191,7 +191,8 @@ func (d decoder) decode(name, data []byte, err error) (any, error) {
 		return d.codec.Decode(data)
 	}
 	m := d.proto.New().Interface()
-	if err := proto.Unmarshal(data, m); err != nil {
+	// Merge into the new, empty message: the same result without a Reset.
+	if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(data, m); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", name, err)
 	}
 	return m, nil
