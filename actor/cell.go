@@ -65,7 +65,7 @@ type cell struct {
 	// What follows belongs to the turns, which never overlap.
 	actor      Actor
 	ctx        Context
-	free       freeList
+	free       *freeList // a local actor's; nil for a remote actor or an Ask's reply address
 	budget     int
 	state      int32 // alive, stopping or dead, as lifecycle; see suspended
 	suspended  bool  // a restart waits: no user message runs
@@ -189,7 +189,7 @@ func (c *cell) process() (failed bool) {
 		c.scheduleWoken(true)
 	}()
 	for c.budget > 0 {
-		if m, _, _, ok := c.system.pop(&c.free); ok {
+		if m, _, _, ok := c.system.pop(c.free); ok {
 			c.handleSystem(m)
 			if len(c.woken) != 0 {
 				c.scheduleWoken(true)
@@ -199,7 +199,7 @@ func (c *cell) process() (failed bool) {
 		if c.userHeld() {
 			return false
 		}
-		msg, sender, mctx, ok := c.user.pop(&c.free)
+		msg, sender, mctx, ok := c.user.pop(c.free)
 		if !ok {
 			return false
 		}
@@ -257,7 +257,7 @@ func (c *cell) drainAbandoned() {
 	c.beginStop()
 	for {
 		for {
-			m, _, _, ok := c.system.pop(&c.free)
+			m, _, _, ok := c.system.pop(c.free)
 			if !ok {
 				break
 			}
@@ -276,7 +276,7 @@ func (c *cell) drainAbandoned() {
 // one, to dead letters as ErrStopped, freeing its place in a bounded
 // mailbox; it reports whether there was one.
 func (c *cell) deadLetterNext() bool {
-	msg, sender, mctx, ok := c.user.pop(&c.free)
+	msg, sender, mctx, ok := c.user.pop(c.free)
 	if !ok {
 		return false
 	}

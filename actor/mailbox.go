@@ -39,7 +39,7 @@ func (c *cell) tell(ctx, carry context.Context, msg any, sender, turn *cell) err
 		c.wake()
 		return nil
 	}
-	c.user.push(msg, sender, carry, &turn.free)
+	c.user.push(msg, sender, carry, turn.free)
 	if c.status.Load() == idle && c.status.CompareAndSwap(idle, scheduled) {
 		turn.woken = append(turn.woken, c)
 	}

@@ -181,6 +181,7 @@ func (s *System) spawn(parent *cell, p Props) (Ref, error) {
 		disp:       disp,
 		ownDisp:    own,
 		done:       make(chan struct{}),
+		free:       new(freeList),
 		capacity:   int64(p.Mailbox.Capacity),
 		overflow:   p.Mailbox.Overflow,
 	}
