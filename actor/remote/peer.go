@@ -112,11 +112,14 @@ func (p *peer) proxy(path string) *remoteActor {
 	if a := p.proxies[path]; a != nil {
 		return a
 	}
-	a := &remoteActor{p: p, path: path, done: make(chan struct{})}
+	a := &remoteActor{p: p, path: path}
 	a.ref = n.sys.RemoteRef(path, a)
-	if p.removed {
+	switch {
+	case p.removed:
+		a.done = make(chan struct{})
 		a.end()
-	} else if !strings.HasPrefix(path, askPrefix) {
+	case !strings.HasPrefix(path, askPrefix):
+		a.done = make(chan struct{})
 		p.proxies[path] = a
 	}
 	return a

@@ -16,9 +16,11 @@ const askPrefix = "$ask/"
 
 // remoteActor is an actor on another node, as this node's Refs reach it.
 type remoteActor struct {
-	p     *peer
-	path  string
-	ref   actor.Ref
+	p    *peer
+	path string
+	ref  actor.Ref
+	// done is closed by end. An Ask's reply address, used once and never
+	// ended by news of its actor, has none: nil, never ready.
 	done  chan struct{}
 	ended atomic.Bool // done is closed; set under n.mu
 }
@@ -29,7 +31,9 @@ var _ actor.Remote = (*remoteActor)(nil)
 func (a *remoteActor) end() {
 	if !a.ended.Load() {
 		a.ended.Store(true)
-		close(a.done)
+		if a.done != nil {
+			close(a.done)
+		}
 	}
 }
 
