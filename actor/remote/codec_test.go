@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -131,5 +132,45 @@ func TestCodecsEncodeDecode(t *testing.T) {
 	}
 	if _, err := c.Decode("no.such.Type", nil); !errors.Is(err, ErrUnknownType) {
 		t.Errorf("Decode of an unknown name: %v; want ErrUnknownType", err)
+	}
+}
+
+// A remote Ask's reply address on the receiving node is a light Ref: an
+// Ask costs both nodes together under 1,800 bytes (a reply address the
+// size of a local actor's cell took it past 2,000).
+func TestRemoteAskBytes(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	ns := startNATSProcess(t) // the server's allocations are not the nodes'
+	a := join(t, ns, "a", WithCodecs(seqCodecs(t)))
+	b := join(t, ns, "b", WithCodecs(seqCodecs(t)))
+	spawn(t, b.System(), "echo", func(c *actor.Context, msg any) {
+		if _, ok := msg.(*seq); ok {
+			c.Respond(msg)
+		}
+	})
+	waitMembers(t, a, "b")
+	ref := a.Ref("b", "/echo")
+	msg := &seq{N: 1}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ask := func(k int) {
+		for range k {
+			if _, err := ref.Ask(ctx, msg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ask(100) // warm the caches and buffers
+	const asks = 1000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	ask(asks)
+	runtime.ReadMemStats(&after)
+	perAsk := (after.TotalAlloc - before.TotalAlloc) / asks
+	t.Logf("%d bytes per Ask, both nodes", perAsk)
+	if perAsk >= 1800 {
+		t.Errorf("%d bytes per remote Ask, both nodes; want under 1,800", perAsk)
 	}
 }
