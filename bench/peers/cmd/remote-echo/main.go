@@ -6,10 +6,14 @@
 //
 //	go run ./bench/peers/cmd/remote-echo
 //	go run ./bench/peers/cmd/remote-echo -libraries loom,hollywood -duration 8s -rounds 3
+//
+// With LOOM_REMOTE_ECHO_CPUPROFILE=<prefix> every process of the run writes
+// its CPU profile to <prefix>.senders, <prefix>.echo and <prefix>.nats.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -37,7 +41,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+func run(ctx context.Context, args []string) (err error) {
 	flags := flag.NewFlagSet("remote-echo", flag.ContinueOnError)
 	libraries := flags.String("libraries", strings.Join(remoteecho.Libraries, ","), "transports to run, in turn")
 	var cfg remoteecho.Config
@@ -53,6 +57,11 @@ func run(ctx context.Context, args []string) error {
 	if flags.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", flags.Arg(0))
 	}
+	stopProfile, err := remoteecho.Profile("senders")
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stopProfile()) }()
 	fmt.Printf("%-11s %12s %12s %9s %9s  %s\n", "library", "msg/s", "CPU/msg", "ask p50", "ask p99", "CPU by process")
 	for range *rounds {
 		for _, lib := range strings.Split(*libraries, ",") {

@@ -18,6 +18,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,7 +107,32 @@ const (
 	libraryEnv = "LOOM_REMOTE_ECHO_LIBRARY" // the echo's library
 	addrEnv    = "LOOM_REMOTE_ECHO_ADDR"    // where the echo listens, or NATS's port
 	pairsEnv   = "LOOM_REMOTE_ECHO_PAIRS"
+	// ProfileEnv names a path prefix: each process of a run writes its CPU
+	// profile to <prefix>.<role> (senders, echo, nats) while it lives.
+	ProfileEnv = "LOOM_REMOTE_ECHO_CPUPROFILE"
 )
+
+// Profile starts a CPU profile of this process, in role, to the path
+// ProfileEnv names, and returns what stops it; it does nothing when
+// ProfileEnv is unset.
+func Profile(role string) (stop func() error, err error) {
+	prefix := os.Getenv(ProfileEnv)
+	if prefix == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(prefix + "." + role)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
+}
 
 // Child runs this process as a child that Run started, and reports
 // whether it was one: main calls it first and exits with its error if so.
@@ -115,19 +141,27 @@ func Child() (bool, error) {
 	if role == "" {
 		return false, nil
 	}
+	stop, err := Profile(role)
+	if err != nil {
+		return true, err
+	}
+	return true, errors.Join(child(role), stop())
+}
+
+func child(role string) error {
 	addr := os.Getenv(addrEnv)
 	ready := func() { fmt.Println("ready") }
 	switch role {
 	case "nats":
-		return true, serveNATS(addr, ready, os.Stdin)
+		return serveNATS(addr, ready, os.Stdin)
 	case "echo":
 		pairs, err := strconv.Atoi(os.Getenv(pairsEnv))
 		if err != nil {
-			return true, fmt.Errorf("%s: %w", pairsEnv, err)
+			return fmt.Errorf("%s: %w", pairsEnv, err)
 		}
-		return true, serveEcho(os.Getenv(libraryEnv), addr, pairs, ready, os.Stdin)
+		return serveEcho(os.Getenv(libraryEnv), addr, pairs, ready, os.Stdin)
 	}
-	return true, fmt.Errorf("%s=%q: want echo or nats", roleEnv, role)
+	return fmt.Errorf("%s=%q: want echo or nats", roleEnv, role)
 }
 
 // process is a child process of the run.
