@@ -27,11 +27,14 @@ var ErrHijack = errors.New("nbio engine: connection cannot be hijacked")
 // Like net/http, it holds the start of an HTTP/1.1 body without a declared
 // length (up to smallBody bytes): a handler that returns without flushing
 // and wrote no more than that gets a response with a Content-Length
-// (finish), not a chunked one.
+// (finish), not a chunked one. The body of a response to HEAD is counted,
+// never sent: nbio's writer would send it.
 type writer struct {
 	http.ResponseWriter
 	st       *connState // nil if nbio's writer is not on one
 	http11   bool       // the request is HTTP/1.1 or later: nbio may chunk the response
+	head     bool       // the request is HEAD: the body is counted in headBody, not sent
+	headBody int        // the bytes of a response to HEAD written so far
 	status   int        // the first status written, for Hijack to send
 	started  bool       // a Write or Flush has gone to nbio's writer
 	holding  bool       // the body so far is in held, not yet with nbio
@@ -49,9 +52,9 @@ const smallBody = 2048
 var writerPool = sync.Pool{New: func() any { return new(writer) }}
 
 // newWriter returns a writer on w, from a pool; release returns it.
-func newWriter(w http.ResponseWriter, st *connState, http11 bool) *writer {
+func newWriter(w http.ResponseWriter, st *connState, http11, head bool) *writer {
 	ww := writerPool.Get().(*writer)
-	ww.ResponseWriter, ww.st, ww.http11 = w, st, http11
+	ww.ResponseWriter, ww.st, ww.http11, ww.head = w, st, http11, head
 	return ww
 }
 
@@ -59,12 +62,22 @@ func newWriter(w http.ResponseWriter, st *connState, http11 bool) *writer {
 func (w *writer) release() {
 	w.ResponseWriter, w.st, w.held = nil, nil, nil
 	w.http11, w.status, w.started, w.holding, w.hijacked, w.chunked, w.buffered = false, 0, false, false, false, false, 0
+	w.head, w.headBody = false, 0
 	writerPool.Put(w)
 }
 
 // Write passes p on; a chunked response in pieces (writeChunked), after
 // what is held (see writer).
 func (w *writer) Write(p []byte) (int, error) {
+	if w.status == http.StatusNoContent || w.status == http.StatusNotModified {
+		// nbio's writer would send p with a Content-Length, and a client
+		// would take it for the start of the next response.
+		return 0, http.ErrBodyNotAllowed
+	}
+	if w.head {
+		w.headBody += len(p)
+		return len(p), nil
+	}
 	if !w.started {
 		if len(p) == 0 {
 			return 0, nil
@@ -72,8 +85,10 @@ func (w *writer) Write(p []byte) (int, error) {
 		w.started = true
 		h := w.Header()
 		w.chunked = w.http11 && len(h["Content-Length"]) == 0
-		w.holding = w.chunked && len(h["Transfer-Encoding"]) == 0 && len(h["Trailer"]) == 0 &&
-			w.status != http.StatusNoContent && w.status != http.StatusNotModified
+		// A body with a Trailer is held as well: nbio takes the trailer's
+		// values when it writes the head, and chunks any response that
+		// declares one.
+		w.holding = w.chunked && len(h["Transfer-Encoding"]) == 0
 		w.held = w.space[:0]
 		if w.chunked && !w.holding {
 			w.countHeader()
@@ -124,9 +139,26 @@ func (w *writer) countHeader() {
 // finish is called when the handler has returned: a body still held goes
 // out whole, with its Content-Length.
 func (w *writer) finish() {
-	if !w.started && !w.hijacked && w.http11 && (w.status == 0 || w.status >= 200) &&
-		w.status != http.StatusNoContent && w.status != http.StatusNotModified {
-		// No body: nbio would chunk an empty one.
+	if w.head {
+		// The head a GET would get, with the length of its body (net/http
+		// gives a small one's), and without a Trailer: nbio would give
+		// Content-Length: 0, or that beside a handler's Transfer-Encoding,
+		// and send a declared trailer as a chunked body.
+		h := w.Header()
+		if (w.status == 0 || w.status >= 200) && len(h["Content-Length"]) == 0 {
+			h["Content-Length"] = []string{strconv.Itoa(w.headBody)}
+			delete(h, "Transfer-Encoding")
+		}
+		delete(h, "Trailer")
+		if w.headBody > 0 && len(h["Content-Type"]) == 0 {
+			h["Content-Type"] = []string{"text/plain; charset=utf-8"} // nbio's, as for a GET
+		}
+		return
+	}
+	if !w.started && (w.status == 0 || w.status >= 200) {
+		// No body: nbio would chunk an empty one in HTTP/1.1. (nbio gives
+		// Content-Length: 0 itself to the other bodiless responses, 204,
+		// 304 and HTTP/1.0, and writes none after a Hijack.)
 		h := w.Header()
 		if len(h["Content-Length"]) == 0 && len(h["Transfer-Encoding"]) == 0 && len(h["Trailer"]) == 0 {
 			h["Content-Length"] = []string{"0"}
@@ -189,8 +221,12 @@ func (w *writer) WriteHeader(status int) {
 	w.ResponseWriter.WriteHeader(status)
 }
 
-// Flush sends what is buffered.
+// Flush sends what is buffered; a response to HEAD waits for finish,
+// which gives its length.
 func (w *writer) Flush() {
+	if w.head {
+		return
+	}
 	if w.holding {
 		_ = w.spill()
 	}

@@ -235,7 +235,7 @@ func (s *server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if res, ok := w.(*nbhttp.Response); ok && res.Parser != nil {
 		st, _ = res.Parser.Conn.(*connState)
 	}
-	ww := newWriter(w, st, r.ProtoAtLeast(1, 1))
+	ww := newWriter(w, st, r.ProtoAtLeast(1, 1), r.Method == http.MethodHead)
 	h := s.handler
 	if r.RequestURI == "*" && r.Method == "OPTIONS" && s.optionsHandler {
 		h = globalOptions{}

@@ -553,6 +553,7 @@ func TestLargeResponses(t *testing.T) {
 // engines frame each case alike, and the bodies arrive whole.
 func TestResponseFraming(t *testing.T) {
 	small, edge, over := strings.Repeat("s", 12), strings.Repeat("e", 2048), strings.Repeat("o", 2049)
+	large := strings.Repeat("l", 100<<10) // past the 40 KiB the engine sends a chunked body in
 	cases := []struct {
 		path, body string
 		length     int64 // the Content-Length wanted; -1: chunked
@@ -625,6 +626,37 @@ func TestResponseFraming(t *testing.T) {
 				w.WriteHeader(http.StatusCreated)
 				return nil
 			})
+			app.Get("/notmodified", func(w http.ResponseWriter, r *http.Request) error {
+				w.WriteHeader(http.StatusNotModified)
+				_, err := io.WriteString(w, small) // refused: no body
+				return err
+			})
+			app.Get("/short", func(w http.ResponseWriter, r *http.Request) error {
+				w.Header().Set("Content-Length", "10")
+				_, err := io.WriteString(w, "12345")
+				return err
+			})
+			app.Get("/early", func(w http.ResponseWriter, r *http.Request) error {
+				w.WriteHeader(http.StatusEarlyHints)
+				return nil
+			})
+			app.Get("/unwritten", func(w http.ResponseWriter, r *http.Request) error {
+				w.Header().Set("Content-Length", "10")
+				return nil
+			})
+			app.Get("/coded-empty", func(w http.ResponseWriter, r *http.Request) error {
+				w.Header().Set("Transfer-Encoding", "chunked")
+				return nil
+			})
+			app.Get("/trailer-empty", func(w http.ResponseWriter, r *http.Request) error {
+				w.Header().Set("Trailer", "X-Sum")
+				w.Header().Set("X-Sum", "1")
+				return nil
+			})
+			app.Get("/large", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := io.WriteString(w, large)
+				return err
+			})
 			base, _ := webtest.Serve(t, app)
 			c := client(t)
 			for range 2 { // the second time on a reused connection
@@ -645,7 +677,37 @@ func TestResponseFraming(t *testing.T) {
 					if resp.ContentLength != tc.length || chunked != (tc.length < 0) {
 						t.Errorf("GET %s: Content-Length %d, Transfer-Encoding %q; want Content-Length %d", tc.path, resp.ContentLength, resp.TransferEncoding, tc.length)
 					}
+					if got := resp.Trailer.Get("X-Sum"); tc.path == "/trailer" && got != "1" {
+						t.Errorf("GET /trailer: trailer X-Sum %q; want the value set after the body, 1", got)
+					}
 				}
+			}
+			// HEAD: the head a GET gets, without its body (the next answer
+			// follows at once), with no length or its body's.
+			for _, tc := range cases {
+				got := rawHead(t, base, "HEAD "+tc.path+" HTTP/1.1\r\nHost: a\r\n\r\nGET /small HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+				head, rest, _ := strings.Cut(got, "\r\n\r\n")
+				resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(head+"\r\n\r\n")), &http.Request{Method: http.MethodHead})
+				if err != nil {
+					t.Fatalf("HEAD %s: %v in %q", tc.path, err, got)
+				}
+				resp.Body.Close()
+				length := strings.Contains(head, "\r\nContent-Length: ")
+				if !strings.HasPrefix(rest, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, small) ||
+					length && resp.ContentLength != int64(len(tc.body)) || length && strings.Contains(head, "Transfer-Encoding") {
+					t.Errorf("HEAD %s: got %q; want a head without a body, its Content-Length %d if any, not beside a Transfer-Encoding, then the next answer", tc.path, got, len(tc.body))
+				}
+			}
+			// A 103 as the final response: net/http follows it with an
+			// empty 200, nbio sends it with an empty chunked body
+			// (docs/web.md lists it); the connection goes on either way.
+			got := rawHead(t, base, "GET /early HTTP/1.1\r\nHost: a\r\n\r\nGET /small HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+			early := map[string]string{
+				"std":  "HTTP/1.1 103 Early Hints\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+				"nbio": "HTTP/1.1 103 Early Hints\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+			}[eng.name]
+			if !strings.HasPrefix(got, early) || !strings.HasSuffix(got, small) {
+				t.Errorf("GET /early: got %q; want %q, then the next answer", got, early)
 			}
 			// Statuses without a body, and a status with an empty one: the
 			// heads as net/http sends them, the next request answered.
@@ -655,19 +717,58 @@ func TestResponseFraming(t *testing.T) {
 			}{
 				{"/nocontent", "204 No Content", false},
 				{"/created", "201 Created", true},
+				{"/notmodified", "304 Not Modified", false},
 			} {
 				got := rawHead(t, base, "GET "+tc.path+" HTTP/1.1\r\nHost: a\r\n\r\nGET /small HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+				head, rest, _ := strings.Cut(got, "\r\n\r\n")
+				// nbio's writer gives a 204 and a 304 a Content-Length: 0
+				// (docs/web.md lists it).
+				want := tc.length || eng.name == "nbio"
+				length := strings.Contains(head, "Content-Length:")
+				if !strings.HasPrefix(got, "HTTP/1.1 "+tc.status+"\r\n") || length != want || length && !strings.Contains(head+"\r\n", "Content-Length: 0\r\n") ||
+					strings.Contains(got, "Transfer-Encoding") || !strings.HasPrefix(rest, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, small) {
+					t.Errorf("GET %s: got %q; want %s, Content-Length: 0 %v, no body, no chunks, then the next answer", tc.path, got, tc.status, want)
+				}
+			}
+			// A declared length the handler does not fill: the head keeps
+			// it (net/http then closes the connection), whatever was written.
+			for _, path := range []string{"/short", "/unwritten"} {
+				got = rawHead(t, base, "GET "+path+" HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+				if head, _, _ := strings.Cut(got, "\r\n\r\n"); !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") || !strings.Contains(head+"\r\n", "\r\nContent-Length: 10\r\n") {
+					t.Errorf("GET %s: got %q; want a 200 with the declared Content-Length: 10", path, got)
+				}
+			}
+			// No body, with a framing of the handler's: chunks, whose end
+			// carries the trailer, and no Content-Length.
+			for _, path := range []string{"/coded-empty", "/trailer-empty"} {
+				got = rawHead(t, base, "GET "+path+" HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+				resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
+				if err != nil {
+					t.Fatalf("GET %s: %v in %q", path, err, got)
+				}
+				b, err := io.ReadAll(resp.Body)
 				head, _, _ := strings.Cut(got, "\r\n\r\n")
-				if !strings.HasPrefix(got, "HTTP/1.1 "+tc.status+"\r\n") || strings.Contains(head, "Content-Length: 0") != tc.length ||
-					strings.Contains(got, "Transfer-Encoding") || !strings.HasSuffix(got, small) {
-					t.Errorf("GET %s: got %q; want %s, Content-Length: 0 %v, no chunks, then the next answer", tc.path, got, tc.status, tc.length)
+				if err != nil || len(b) != 0 || len(resp.TransferEncoding) == 0 || strings.Contains(head, "Content-Length") ||
+					path == "/trailer-empty" && resp.Trailer.Get("X-Sum") != "1" {
+					t.Errorf("GET %s: got %q (%v); want an empty chunked body, no Content-Length, the trailer if declared", path, got, err)
 				}
 			}
 			// HTTP/1.0 has no chunks: a body without a declared length
-			// goes out until the connection closes.
-			got := rawHead(t, base, "GET /over HTTP/1.0\r\n\r\n")
+			// goes out until the connection closes, or with a length that
+			// is its own, however large.
+			got = rawHead(t, base, "GET /over HTTP/1.0\r\n\r\n")
 			if !strings.HasPrefix(got, "HTTP/1.0 200 OK\r\n") || strings.Contains(got, "Transfer-Encoding") || !strings.HasSuffix(got, "\r\n\r\n"+over) {
 				t.Errorf("GET /over in HTTP/1.0: got %.100q; want a 200 whose body follows its head unchunked", got)
+			}
+			got = rawHead(t, base, "GET /large HTTP/1.0\r\n\r\n")
+			resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
+			if err != nil {
+				t.Fatalf("GET /large in HTTP/1.0: %v in %.200q", err, got)
+			}
+			b, err := io.ReadAll(resp.Body)
+			if err != nil || string(b) != large || resp.ContentLength != -1 && resp.ContentLength != int64(len(large)) {
+				t.Errorf("GET /large in HTTP/1.0: Content-Length %d, %d bytes of the body (%v); want the %d bytes, of their own length or until the close",
+					resp.ContentLength, len(b), err, len(large))
 			}
 		})
 	}
