@@ -295,3 +295,57 @@ func TestPeerArgsForTechEmpower(t *testing.T) {
 		t.Errorf("peer args %q for a database of no pool size; want no -db-pool", args)
 	}
 }
+
+// TestPoolPeakWaiting: the pool's report keeps the most requests that ever
+// waited at once, not the last count: four wait behind a held connection,
+// then one takes a free one.
+func TestPoolPeakWaiting(t *testing.T) {
+	needPostgres(t)
+	ctx := context.Background()
+	db, err := openDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.drop(ctx)
+	t.Setenv(DatabaseEnv, db.url)
+	pool, err := openPool(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	defer pool.close(dir)
+	held, err := pool.acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const waiters = 4
+	done := make(chan error, waiters)
+	for range waiters {
+		go func() {
+			c, err := pool.acquire(ctx)
+			if err == nil {
+				c.Release()
+			}
+			done <- err
+		}()
+	}
+	for deadline := time.Now().Add(10 * time.Second); pool.waiting.Load() < waiters; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d waiting after 10 s; want %d", pool.waiting.Load(), waiters)
+		}
+	}
+	held.Release()
+	for range waiters {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := pool.acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	if got := pool.peak.Load(); got != waiters {
+		t.Errorf("peak waiting %d; want %d, the four that waited together", got, waiters)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/loomrt/loom/internal/harness/techempower"
 )
 
@@ -50,7 +52,7 @@ func goodBody(path string, r *http.Request) string {
 		return techempower.HelloWorld
 	case "/db":
 		return string(techempower.AppendWorld(nil, techempower.World{ID: 42, RandomNumber: 4242}))
-	case "/queries":
+	case "/queries", "/updates":
 		worlds := make([]techempower.World, queriesParam(r))
 		for i := range worlds {
 			worlds[i] = techempower.World{ID: int32(i + 1), RandomNumber: int32(100 + i)}
@@ -107,6 +109,10 @@ func TestVerifyTechEmpower(t *testing.T) {
 		{name: "db id out of range", test: "db", fake: teFake{body: with("/db", fixed(`{"id":10001,"randomNumber":2}`))}, mention: "integer from 1"},
 		{name: "db id a string", test: "db", fake: teFake{body: with("/db", fixed(`{"id":"1","randomNumber":2}`))}, mention: "integer from 1"},
 		{name: "db id not an integer", test: "db", fake: teFake{body: with("/db", fixed(`{"id":1.5,"randomNumber":2}`))}, mention: "integer from 1"},
+		{name: "db id 0", test: "db", fake: teFake{body: with("/db", fixed(`{"id":0,"randomNumber":2}`))}, mention: "integer from 1"},
+		{name: "db randomNumber 10000", test: "db", fake: teFake{body: with("/db", fixed(`{"id":1,"randomNumber":10000}`))}},
+		{name: "db id twice, in two cases", test: "db", fake: teFake{body: with("/db", fixed(`{"id":1,"ID":2}`))}, mention: "want exactly id and randomNumber"},
+		{name: "db with three keys, one twice", test: "db", fake: teFake{body: with("/db", fixed(`{"id":1,"ID":1,"randomNumber":2}`))}, mention: "want exactly id and randomNumber"},
 		{name: "db with lower-case keys", test: "db", fake: teFake{body: with("/db", fixed(`{"id":1,"randomnumber":2}`))}},
 
 		{name: "queries not clamped to 500", test: "queries", fake: teFake{body: with("/queries", func(r *http.Request) string {
@@ -145,6 +151,11 @@ func TestVerifyTechEmpower(t *testing.T) {
 		{name: "fortunes escaped twice", test: "fortunes", fake: teFake{body: with("/fortunes", func(*http.Request) string {
 			return strings.Replace(fortunePage(sorted), "&lt;script&gt;", "&amp;lt;script&amp;gt;", 1)
 		})}, mention: "row"},
+		{name: "fortunes with a wrong id", test: "fortunes", fake: teFake{body: with("/fortunes", func(*http.Request) string {
+			wrong := slices.Clone(sorted)
+			wrong[slices.IndexFunc(wrong, func(f techempower.Fortune) bool { return f.ID == 0 })].ID = 13
+			return fortunePage(wrong)
+		})}, mention: "row"},
 		{name: "fortunes not a page", test: "fortunes", fake: teFake{body: with("/fortunes", fixed("<table></table>"))}, mention: "titled Fortunes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,6 +186,7 @@ func TestVerifyClaimsTheRowsItAsked(t *testing.T) {
 		want Work
 	}{
 		{"json", Work{}}, {"db", Work{WorldReads: 1}}, {"queries", Work{WorldReads: int64(want)}}, {"fortunes", Work{FortuneScans: 1}},
+		{"updates", Work{WorldReads: int64(want), WorldUpdates: int64(want)}}, // without a database: its rows are not read back
 	} {
 		got, err := verifyTechEmpower(context.Background(), tc.test, srv.URL, nil)
 		if err != nil || got != tc.want {
@@ -195,5 +207,43 @@ func TestQueriesParam(t *testing.T) {
 		if got := queriesParam(r); got != tc.want {
 			t.Errorf("queriesParam(%q) = %d; want %d", tc.query, got, tc.want)
 		}
+	}
+}
+
+// TestVerifyUpdatesReadsTheRowsBack: with a database, the updates test
+// reads each answered row back; a server that answers numbers it did not
+// write fails, one that wrote them passes.
+func TestVerifyUpdatesReadsTheRowsBack(t *testing.T) {
+	needPostgres(t)
+	ctx := context.Background()
+	db, err := openDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.drop(ctx)
+	lazy := httptest.NewServer(teFake{body: goodBody})
+	defer lazy.Close()
+	if _, err := verifyTechEmpower(ctx, "updates", lazy.URL, db); !errors.Is(err, ErrVerify) || !strings.Contains(err.Error(), "not written") {
+		t.Errorf("verify updates of a server that writes nothing: %v; want ErrVerify, the update not written", err)
+	}
+
+	writer, err := pgx.Connect(ctx, db.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close(ctx)
+	var writeErr error
+	honest := httptest.NewServer(teFake{body: with("/updates", func(r *http.Request) string {
+		body := goodBody("/updates", r)
+		for i := range queriesParam(r) {
+			if _, err := writer.Exec(r.Context(), "UPDATE world SET randomnumber = $1 WHERE id = $2", 100+i, i+1); err != nil {
+				writeErr = err
+			}
+		}
+		return body
+	})})
+	defer honest.Close()
+	if _, err := verifyTechEmpower(ctx, "updates", honest.URL, db); err != nil || writeErr != nil {
+		t.Errorf("verify updates of a server that writes its rows: %v (its writes: %v); want it to pass", err, writeErr)
 	}
 }
