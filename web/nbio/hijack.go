@@ -85,10 +85,11 @@ func (w *writer) Write(p []byte) (int, error) {
 		w.started = true
 		h := w.Header()
 		w.chunked = w.http11 && len(h["Content-Length"]) == 0
-		// A body with a Trailer is held as well: nbio takes the trailer's
-		// values when it writes the head, and chunks any response that
-		// declares one.
-		w.holding = w.chunked && len(h["Transfer-Encoding"]) == 0
+		// A body with a Trailer or a Transfer-Encoding of the handler's is
+		// held as well: nbio chunks any response that declares either,
+		// whatever its Content-Length, and takes the trailer's values when
+		// it writes the head.
+		w.holding = w.chunked
 		w.held = w.space[:0]
 		if w.chunked && !w.holding {
 			w.countHeader()
@@ -145,7 +146,7 @@ func (w *writer) finish() {
 		// Content-Length: 0, or that beside a handler's Transfer-Encoding,
 		// and send a declared trailer as a chunked body.
 		h := w.Header()
-		if (w.status == 0 || w.status >= 200) && len(h["Content-Length"]) == 0 {
+		if len(h["Content-Length"]) == 0 {
 			h["Content-Length"] = []string{strconv.Itoa(w.headBody)}
 			delete(h, "Transfer-Encoding")
 		}
@@ -158,9 +159,10 @@ func (w *writer) finish() {
 	if !w.started && (w.status == 0 || w.status >= 200) {
 		// No body: nbio would chunk an empty one in HTTP/1.1. (nbio gives
 		// Content-Length: 0 itself to the other bodiless responses, 204,
-		// 304 and HTTP/1.0, and writes none after a Hijack.)
+		// 304 and HTTP/1.0, writes none after a Hijack, and drops it where
+		// a Transfer-Encoding or a Trailer of the handler's has it chunk.)
 		h := w.Header()
-		if len(h["Content-Length"]) == 0 && len(h["Transfer-Encoding"]) == 0 && len(h["Trailer"]) == 0 {
+		if len(h["Content-Length"]) == 0 {
 			h["Content-Length"] = []string{"0"}
 		}
 		return

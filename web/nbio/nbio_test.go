@@ -569,6 +569,7 @@ func TestResponseFraming(t *testing.T) {
 		{"/trailer", small, -1},
 		{"/coded", small, -1},
 		{"/accepted", small, 12},
+		{"/typed", "{}", 2},
 	}
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
@@ -615,6 +616,11 @@ func TestResponseFraming(t *testing.T) {
 			app.Get("/accepted", func(w http.ResponseWriter, r *http.Request) error {
 				w.WriteHeader(http.StatusAccepted)
 				_, err := io.WriteString(w, small)
+				return err
+			})
+			app.Get("/typed", func(w http.ResponseWriter, r *http.Request) error {
+				w.Header().Set("Content-Type", "application/json")
+				_, err := io.WriteString(w, "{}")
 				return err
 			})
 			app.Get("/nocontent", func(w http.ResponseWriter, r *http.Request) error {
@@ -683,8 +689,18 @@ func TestResponseFraming(t *testing.T) {
 				}
 			}
 			// HEAD: the head a GET gets, without its body (the next answer
-			// follows at once), with no length or its body's.
+			// follows at once), with no length or its body's, or the one
+			// the handler declared, and the GET's Content-Type.
+			got := rawHead(t, base, "HEAD /unwritten HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+			if head, _, _ := strings.Cut(got, "\r\n\r\n"); !strings.Contains(head+"\r\n", "\r\nContent-Length: 10\r\n") {
+				t.Errorf("HEAD /unwritten: got %q; want the declared Content-Length: 10", got)
+			}
 			for _, tc := range cases {
+				get, err := c.Get(base + tc.path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				get.Body.Close()
 				got := rawHead(t, base, "HEAD "+tc.path+" HTTP/1.1\r\nHost: a\r\n\r\nGET /small HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
 				head, rest, _ := strings.Cut(got, "\r\n\r\n")
 				resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(head+"\r\n\r\n")), &http.Request{Method: http.MethodHead})
@@ -694,14 +710,16 @@ func TestResponseFraming(t *testing.T) {
 				resp.Body.Close()
 				length := strings.Contains(head, "\r\nContent-Length: ")
 				if !strings.HasPrefix(rest, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, small) ||
-					length && resp.ContentLength != int64(len(tc.body)) || length && strings.Contains(head, "Transfer-Encoding") {
-					t.Errorf("HEAD %s: got %q; want a head without a body, its Content-Length %d if any, not beside a Transfer-Encoding, then the next answer", tc.path, got, len(tc.body))
+					length && resp.ContentLength != int64(len(tc.body)) || length && strings.Contains(head, "Transfer-Encoding") ||
+					resp.Header.Get("Content-Type") != get.Header.Get("Content-Type") {
+					t.Errorf("HEAD %s: got %q; want a head without a body, its Content-Length %d if any, not beside a Transfer-Encoding, Content-Type %q, then the next answer",
+						tc.path, got, len(tc.body), get.Header.Get("Content-Type"))
 				}
 			}
 			// A 103 as the final response: net/http follows it with an
 			// empty 200, nbio sends it with an empty chunked body
 			// (docs/web.md lists it); the connection goes on either way.
-			got := rawHead(t, base, "GET /early HTTP/1.1\r\nHost: a\r\n\r\nGET /small HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+			got = rawHead(t, base, "GET /early HTTP/1.1\r\nHost: a\r\n\r\nGET /small HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
 			early := map[string]string{
 				"std":  "HTTP/1.1 103 Early Hints\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
 				"nbio": "HTTP/1.1 103 Early Hints\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
