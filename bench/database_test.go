@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,7 +179,20 @@ func dbTestScenarios() []*Scenario {
 		})
 		return func() error { return pool.close(dir) }, nil
 	}
+	// dying answers /db by the rules once, for the verifier, then dies.
+	dying := func(ctx context.Context, app *web.App, p Plan, dir string) (func() error, error) {
+		var served atomic.Int64
+		app.Get("/db", func(w http.ResponseWriter, r *http.Request) error {
+			if served.Add(1) > 1 {
+				go func() { panic("test crash: the server died") }() // not recovered: the process dies
+				time.Sleep(time.Second)
+			}
+			return respond(w, "application/json", techempower.AppendWorld(nil, techempower.World{ID: 1, RandomNumber: 1}))
+		})
+		return nil, nil
+	}
 	return []*Scenario{
+		tiny("test-db-crash", "db", "/db", `"randomNumber"`, Work{WorldReads: 1}, dying),
 		tiny("test-db", "db", "/db", `"randomNumber"`, Work{WorldReads: 1}, serveTechEmpower("db", 2)),
 		tiny("test-queries", "queries", "/queries?queries=5", `"randomNumber"`, Work{WorldReads: 5}, serveTechEmpower("queries", 2)),
 		tiny("test-updates", "updates", "/updates?queries=5", `"randomNumber"`, Work{WorldReads: 5, WorldUpdates: 5}, serveTechEmpower("updates", 2)),
@@ -211,7 +225,7 @@ func TestRunDatabaseScenarios(t *testing.T) {
 		made = append(made, name)
 	}
 	defer func() { testHookSchema = nil }()
-	report := runTest(t, "test-db", "test-queries", "test-updates", "test-fortunes", "test-db-cached", "test-queries-batched", "test-db-no-server-header")
+	report := runTest(t, "test-db-crash", "test-db", "test-queries", "test-updates", "test-fortunes", "test-db-cached", "test-queries-batched", "test-db-no-server-header")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(made) == 0 {
@@ -235,6 +249,10 @@ func TestRunDatabaseScenarios(t *testing.T) {
 		case "test-db-cached", "test-queries-batched":
 			if run.Status != StatusFailed || !strings.Contains(run.Failure, "the database saw") {
 				t.Errorf("%s: status %s (%s); want failed, the database having seen less than claimed", sc.Name, run.Status, run.Failure)
+			}
+		case "test-db-crash":
+			if run.Status != StatusCrashed || run.Database != nil {
+				t.Errorf("%s: status %s (%s), database %+v; want crashed, no database figures", sc.Name, run.Status, run.Failure, run.Database)
 			}
 		case "test-db-no-server-header":
 			if run.Status != StatusFailed || !strings.Contains(run.Failure, "no Server header") || run.Requests != 0 {

@@ -129,7 +129,9 @@ type ModelRun struct {
 	// unless the plan has phases.
 	Steps []StepResult `json:"steps,omitempty"`
 	// Database is what a database scenario's median round did to
-	// PostgreSQL; nil for the others.
+	// PostgreSQL; nil for the others, and for a run whose server crashed
+	// or that was interrupted (its work stopped part way, so the
+	// database's count is not held against what its requests claim).
 	Database *DatabaseStats `json:"database,omitempty"`
 	// Load is the generator's full result: status counts, errors by kind,
 	// the encoded HDR histogram and the per-second timeline.

@@ -457,9 +457,7 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 	if sc.ExpectStatus != nil {
 		cfg.ExpectStatus = sc.ExpectStatus
 	}
-	if p.Rate > 0 || len(p.Phases) > 0 {
-		cfg.MaxConns = p.Connections
-	}
+	cfg.MaxConns = openLoopConns(p)
 	if len(p.Phases) > 0 {
 		// Goodput over time, from the counts the generator reports; Run
 		// calls Progress from one goroutine and has stopped it on return.
@@ -567,6 +565,16 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 		}
 	}
 	return run
+}
+
+// openLoopConns is the most connections the generator may open for p: an
+// open loop (a rate or phases) opens them as requests fall due, up to the
+// plan's Connections; 0, for a closed loop, leaves the generator's own.
+func openLoopConns(p Plan) int {
+	if p.Rate > 0 || len(p.Phases) > 0 {
+		return p.Connections
+	}
+	return 0
 }
 
 // serverArgs is the command line of a loom server under test.

@@ -550,3 +550,21 @@ func TestLeftOutNotes(t *testing.T) {
 		t.Errorf("notes %q; want %q", got, want)
 	}
 }
+
+// TestOpenLoopConns: an open loop, by rate or by phases, opens at most the
+// plan's connections; a closed loop leaves the generator its own cap.
+func TestOpenLoopConns(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    Plan
+		want int
+	}{
+		{"rate", Plan{Rate: 1, Connections: 7}, 7},
+		{"phases", Plan{Phases: []load.Phase{{Rate: 1, Duration: time.Second}}, Connections: 7}, 7},
+		{"closed loop", Plan{Connections: 7}, 0},
+	} {
+		if got := openLoopConns(tc.p); got != tc.want {
+			t.Errorf("%s: %d; want %d", tc.name, got, tc.want)
+		}
+	}
+}
