@@ -43,6 +43,23 @@ func TestLivezAndReadyz(t *testing.T) {
 			t.Errorf("GET %s: got %d %q %v; want 200 %q", tc.path, status, body, err, tc.want)
 		}
 	}
+	// HEAD is answered as GET is; another method is left to the mux,
+	// which has no such route.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+	for _, tc := range []struct {
+		method, path string
+		want         int
+	}{{http.MethodHead, "/livez", 200}, {http.MethodHead, "/readyz", 200}, {http.MethodPost, "/livez", 404}} {
+		req, _ := http.NewRequest(tc.method, url+tc.path, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %s: %d; want %d", tc.method, tc.path, resp.StatusCode, tc.want)
+		}
+	}
 }
 
 // TestProbesPassDecoratorsAndExecutors: the probes answer although every
