@@ -551,6 +551,18 @@ func TestBodyReadErrorsAnswers(t *testing.T) {
 	if got := rawStatus(t, strings.TrimPrefix(url, "http://"), "POST /closed HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx"); !strings.HasPrefix(got, "HTTP/1.1 500 ") {
 		t.Errorf("a read after Close: got %q; want 500", got)
 	}
+	// A body cut short by a client that closes its side (and still reads)
+	// is not malformed either: a 500 (malformed's io.ErrUnexpectedEOF).
+	short := webtest.Dial(t, url)
+	if _, err := io.WriteString(short, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc"); err != nil {
+		t.Fatal(err)
+	}
+	if err := short.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(short).ReadString('\n'); !strings.HasPrefix(line, "HTTP/1.1 500 ") {
+		t.Errorf("a body cut short by the client's close: got %q, %v; want 500", line, err)
+	}
 
 	app = newApp(t, web.WithServerConfig(func(s *http.Server) { s.ReadTimeout = bodyTimeout }))
 	app.Post("/", read)
