@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -336,5 +337,33 @@ func TestExecutorErrorAfterTheHandlerRan(t *testing.T) {
 	app.Get("/", text("ok"), web.WithExecutor(ranThenFailed{e}))
 	if rec := do(t, app, "GET", "/", ""); rec.Code != http.StatusOK || rec.Body.String() != "ok" {
 		t.Errorf("got %d %q; want 200 %q", rec.Code, rec.Body.String(), "ok")
+	}
+}
+
+// droppedAtDeadline is an executor that holds each task unrun until its
+// context ends, then reports an error of its own, not the context's.
+type droppedAtDeadline struct{ loom.Executor }
+
+func (droppedAtDeadline) Run(ctx context.Context, t loom.Task) error {
+	<-ctx.Done()
+	return errors.New("dropped from the queue")
+}
+
+// TestRequestDeadlinePassedInTheQueue: a request whose deadline (a
+// decorator's timeout) passes while it waits its turn is a 503, whatever
+// error the executor gives for it. (route.go, ServeHTTP's ctx.Err().)
+func TestRequestDeadlinePassedInTheQueue(t *testing.T) {
+	e := loom.Pool(1) // one that waits: a virtual executor's tasks get no deadline to wait for
+	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	app := newApp(t, web.WithDecorators(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := context.WithTimeout(r.Context(), time.Millisecond)
+			defer cancel()
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}))
+	app.Get("/", text("ok"), web.WithExecutor(droppedAtDeadline{e}))
+	if rec := do(t, app, "GET", "/", ""); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("got %d %q; want 503", rec.Code, rec.Body.String())
 	}
 }
