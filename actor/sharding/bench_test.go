@@ -22,13 +22,13 @@ import (
 )
 
 // serveMemory answers requests on loom.bench.mem.<node> with the node's
-// heap in use, in bytes, after a garbage collection.
+// heap allocated (HeapAlloc), in bytes, after a garbage collection.
 func serveMemory(n *remote.Node) (*nats.Subscription, error) {
 	return n.Conn().Subscribe("loom.bench.mem."+n.Name(), func(m *nats.Msg) {
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		_ = m.Respond(binary.AppendUvarint(nil, ms.HeapInuse))
+		_ = m.Respond(binary.AppendUvarint(nil, ms.HeapAlloc))
 	})
 }
 
