@@ -3,7 +3,8 @@
 // grains activated once each and then loaded for 10 s with 2,000 requests
 // in flight, every reply checked. It prints verified replies per second,
 // CPU per reply over every process, activation latency p50/p99 and the
-// hosts' memory per idle activation, once per round.
+// hosts' memory per idle activation, once per round, between the machine's
+// load averages before and after.
 //
 //	go run ./cmd/grains                 # Workload W, once
 //	go run ./cmd/grains -rounds 3       # three times, then the medians
@@ -77,6 +78,8 @@ func run(ctx context.Context, args []string) error {
 		})
 		cfg = q
 	}
+	fmt.Println("load average before:", loadAverage())
+	defer func() { fmt.Println("load average after:", loadAverage()) }()
 	fmt.Printf("%-6s %10s %10s %12s %12s %12s %12s %11s  %s\n",
 		"round", "msg/s", "CPU/msg", "activate", "act p50", "act p99", "heap/grain", "RSS/grain", "CPU by process")
 	var all []grains.Result
@@ -99,6 +102,20 @@ func run(ctx context.Context, args []string) error {
 			median(all, grains.Result.HeapPerActivation), median(all, grains.Result.RSSPerActivation))
 	}
 	return nil
+}
+
+// loadAverage returns the machine's 1, 5 and 15 minute load averages, from
+// /proc/loadavg, or why they cannot be read.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return err.Error()
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return fmt.Sprintf("/proc/loadavg: %q", data)
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // median returns the median of f over rs (the lower middle one for an even count).
