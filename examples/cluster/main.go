@@ -1,16 +1,26 @@
 // Command cluster runs a counter service on actors spread over node
 // processes joined over NATS. One command starts an embedded NATS server
-// (unless LOOM_NATS_URL names one), three counter nodes as child processes,
-// and the front node, which serves HTTP: each key's counter lives on the
-// node that rendezvous hashing picks among the nodes alive, reached by a
-// remote Ask. The front watches every counter actor and logs the members'
-// events: kill a node and the front logs it down within the failure bound
-// (2.75 s) and sends its keys to the survivors.
+// with JetStream (unless LOOM_NATS_URL names one, which must have
+// JetStream), three counter nodes as child processes, and the front node,
+// which serves HTTP: each key's counter lives on the node that rendezvous
+// hashing picks among the nodes alive, reached by a remote Ask. The front
+// watches every counter actor and logs the members' events: kill a node and
+// the front logs it down within the failure bound (2.75 s) and sends its
+// keys to the survivors.
 //
-//	go run ./examples/cluster
+// The nodes also host bank accounts as sharded entities (package
+// actor/sharding): each account is an actor activated on the node that owns
+// its shard, one activation at a time across the cluster. With
+// LOOM_DATABASE_URL set, an account loads its balance from PostgreSQL when
+// it activates and writes each deposit there before answering, so a
+// node's death loses no acknowledged deposit: the account activates on a
+// survivor once the lease of its shard expires (6 s) and loads its balance.
+//
+//	LOOM_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test go run ./examples/cluster
 //	curl '127.0.0.1:8080/incr?key=apples'
+//	curl '127.0.0.1:8080/deposit?account=alice&amount=10'
 //	curl 127.0.0.1:8080/events
-//	kill -9 <a node's pid, as it printed> ; sleep 3 ; curl 127.0.0.1:8080/events
+//	kill -9 <a node's pid, as it printed> ; sleep 7 ; curl '127.0.0.1:8080/deposit?account=alice&amount=1'
 package main
 
 import (
@@ -33,6 +43,7 @@ import (
 
 	"github.com/loomrt/loom/actor"
 	"github.com/loomrt/loom/actor/remote"
+	"github.com/loomrt/loom/actor/sharding"
 	"github.com/loomrt/loom/web"
 )
 
@@ -71,7 +82,12 @@ func run(ctx context.Context, args []string) error {
 	}
 	url := os.Getenv(remote.EnvURL)
 	if url == "" {
-		ns, err := startNATS()
+		store, err := os.MkdirTemp("", "loom-cluster-nats")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(store)
+		ns, err := startNATS(store)
 		if err != nil {
 			return err
 		}
@@ -90,8 +106,11 @@ func run(ctx context.Context, args []string) error {
 	return errors.Join(serveErr, c.stop())
 }
 
-func startNATS() (*server.Server, error) {
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+// startNATS starts an embedded NATS server with JetStream, which keeps
+// the shard leases, storing in store.
+func startNATS(store string) (*server.Server, error) {
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
+		JetStream: true, StoreDir: store})
 	if err != nil {
 		return nil, fmt.Errorf("nats: %w", err)
 	}
@@ -117,11 +136,15 @@ type (
 
 func codecs() *remote.Codecs {
 	c := remote.NewCodecs()
-	if err := remote.RegisterJSON[incr](c, "cluster.incr"); err != nil {
-		panic(err)
-	}
-	if err := remote.RegisterJSON[count](c, "cluster.count"); err != nil {
-		panic(err)
+	for _, err := range []error{
+		remote.RegisterJSON[incr](c, "cluster.incr"),
+		remote.RegisterJSON[count](c, "cluster.count"),
+		remote.RegisterJSON[deposit](c, "cluster.deposit"),
+		remote.RegisterJSON[balance](c, "cluster.balance"),
+	} {
+		if err != nil {
+			panic(err)
+		}
 	}
 	return c
 }
@@ -133,10 +156,8 @@ func runNode(ctx context.Context, name string, stdin io.Reader) error {
 	if err != nil {
 		return err
 	}
-	n, err := remote.Join(sys, name, remote.WithCodecs(codecs()))
-	if err != nil {
-		return errors.Join(err, sys.Shutdown(context.Background()))
-	}
+	// The counter before the node joins the cluster: the front asks it as
+	// soon as it sees the node.
 	_, err = sys.Spawn(actor.Props{Name: "counter", New: func() actor.Actor {
 		counts := make(map[string]int)
 		return actor.ReceiveFunc(func(c *actor.Context, msg any) {
@@ -146,18 +167,35 @@ func runNode(ctx context.Context, name string, stdin io.Reader) error {
 			}
 		})
 	}})
-	if err == nil {
-		ended := make(chan struct{})
-		go func() { _, _ = io.Copy(io.Discard, stdin); close(ended) }()
-		select {
-		case <-ctx.Done():
-		case <-ended:
-		}
+	if err != nil {
+		return errors.Join(err, sys.Shutdown(context.Background()))
+	}
+	n, err := remote.Join(sys, name, remote.WithCodecs(codecs()))
+	if err != nil {
+		return errors.Join(err, sys.Shutdown(context.Background()))
+	}
+	pool, err := openAccounts(ctx)
+	if err != nil {
+		return errors.Join(err, sys.Shutdown(context.Background()), n.Leave(context.Background()))
+	}
+	if pool != nil {
+		defer pool.Close()
+	}
+	sh, err := sharding.Start(n, sharding.WithKind(accountKind(name, pool)))
+	if err != nil {
+		return errors.Join(err, sys.Shutdown(context.Background()), n.Leave(context.Background()))
+	}
+	ended := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, stdin); close(ended) }()
+	select {
+	case <-ctx.Done():
+	case <-ended:
 	}
 	stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	// The actors first, so that remote watchers hear them stop.
-	return errors.Join(err, sys.Shutdown(stop), n.Leave(stop))
+	// The accounts first, handed off to the other nodes; then the actors,
+	// so that remote watchers hear them stop.
+	return errors.Join(sh.Close(stop), sys.Shutdown(stop), n.Leave(stop))
 }
 
 // cluster is the front node and its counter nodes.
@@ -224,6 +262,7 @@ func (c *cluster) stop() error {
 type front struct {
 	node    *remote.Node
 	sys     *actor.System
+	shards  *sharding.Sharding
 	app     *web.App
 	watcher actor.Ref
 	cancel  func()
@@ -245,7 +284,11 @@ func newFront(url string) (*front, error) {
 	if err != nil {
 		return nil, errors.Join(err, sys.Shutdown(context.Background()), n.Leave(context.Background()))
 	}
-	f := &front{node: n, sys: sys, app: app}
+	sh, err := sharding.Start(n) // hosts no account: sends to them
+	if err != nil {
+		return nil, errors.Join(err, sys.Shutdown(context.Background()), n.Leave(context.Background()))
+	}
+	f := &front{node: n, sys: sys, app: app, shards: sh}
 	// The watcher watches each counter as its node joins, and logs its end.
 	f.watcher, err = sys.Spawn(actor.Props{Name: "watcher", New: func() actor.Actor {
 		return actor.ReceiveFunc(func(c *actor.Context, msg any) {
@@ -258,7 +301,7 @@ func newFront(url string) (*front, error) {
 		})
 	}})
 	if err != nil {
-		return nil, errors.Join(err, sys.Shutdown(context.Background()), n.Leave(context.Background()))
+		return nil, errors.Join(err, sh.Close(context.Background()), sys.Shutdown(context.Background()), n.Leave(context.Background()))
 	}
 	f.cancel = n.SubscribeMembers(func(e remote.MemberEvent) {
 		if e.Kind == remote.Joined {
@@ -269,6 +312,7 @@ func newFront(url string) (*front, error) {
 		f.logf("%s %v: %v", e.Node, e.Kind, e.Reason)
 	})
 	app.Get("/incr", f.incr)
+	app.Get("/deposit", f.deposit)
 	app.Get("/events", f.listEvents)
 	return f, nil
 }
@@ -329,5 +373,5 @@ func (f *front) close() error {
 	f.cancel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return errors.Join(f.sys.Shutdown(ctx), f.node.Leave(ctx))
+	return errors.Join(f.shards.Close(ctx), f.sys.Shutdown(ctx), f.node.Leave(ctx))
 }

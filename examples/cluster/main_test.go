@@ -44,7 +44,7 @@ func get(t *testing.T, url string) (int, string) {
 // logs it down and its counter terminated within the failure bound, and
 // every key is served again by the survivors.
 func TestKilledNodeKeysMove(t *testing.T) {
-	ns, err := startNATS()
+	ns, err := startNATS(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
