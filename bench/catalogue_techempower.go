@@ -20,9 +20,9 @@ const (
 )
 
 // tePeers are the peer frameworks of the TechEmpower scenarios: the
-// http.Handler routers, and fasthttp and fiber, which serve on a server of
-// their own.
-var tePeers = []string{"nethttp", "chi", "gin", "echo", "fasthttp", "fiber"}
+// http.Handler routers, and fasthttp and fiber (v2 and v3), which serve on a
+// server of their own.
+var tePeers = []string{"nethttp", "chi", "gin", "echo", "fasthttp", "fiber", "fiber-v3"}
 
 // teModels are the models of the TechEmpower scenarios: each executor on
 // each engine, the bounded ones sized to the connection pool.

@@ -23,6 +23,7 @@ const (
 	hollywoodLib
 	fastHTTP
 	fiberApp
+	fiberV3App
 )
 
 var frameworkNames = [...]string{
@@ -34,6 +35,7 @@ var frameworkNames = [...]string{
 	hollywoodLib:  "hollywood",
 	fastHTTP:      "fasthttp",
 	fiberApp:      "fiber",
+	fiberV3App:    "fiber-v3",
 }
 
 func parseFramework(s string) (framework, error) {
@@ -42,7 +44,7 @@ func parseFramework(s string) (framework, error) {
 			return framework(fw), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown framework %q (want nethttp, chi, gin, echo, fasthttp, fiber, protoactor or hollywood)", s)
+	return 0, fmt.Errorf("unknown framework %q (want nethttp, chi, gin, echo, fasthttp, fiber, fiber-v3, protoactor or hollywood)", s)
 }
 
 func (f framework) String() string { return frameworkNames[f] }
@@ -51,9 +53,9 @@ func (f framework) String() string { return frameworkNames[f] }
 func (f framework) actors() bool { return f == protoactorLib || f == hollywoodLib }
 
 // native reports whether f serves with a server of its own rather than as
-// an http.Handler (fasthttp, and fiber on it); such a framework serves the
+// an http.Handler (fasthttp, and fiber v2 and v3 on it); such a framework serves the
 // hello and TechEmpower workloads.
-func (f framework) native() bool { return f == fastHTTP || f == fiberApp }
+func (f framework) native() bool { return f == fastHTTP || f == fiberApp || f == fiberV3App }
 
 // handler returns f's handler for GET / answering with w after d.
 func (f framework) handler(w workload, d time.Duration) http.Handler {

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/go-chi/chi/v5"
 	"github.com/gofiber/fiber/v2"
+	fiberv3 "github.com/gofiber/fiber/v3"
 	"github.com/labstack/echo/v4"
 	"github.com/valyala/fasthttp"
 )
@@ -73,7 +74,7 @@ func teStd(wl workload, app *teApp, server string) http.HandlerFunc {
 	}
 }
 
-// appServer is a server on a listener: net/http's, fasthttp's or fiber's.
+// appServer is a server on a listener: net/http's, fasthttp's or fiber's (v2 or v3).
 type appServer interface {
 	Serve(l net.Listener) error
 	Shutdown(ctx context.Context) error
@@ -93,10 +94,36 @@ func (f fiberServer) Serve(l net.Listener) error { return f.app.Listener(l) }
 
 func (f fiberServer) Shutdown(ctx context.Context) error { return f.app.ShutdownWithContext(ctx) }
 
+// fiberV3Server serves a fiber v3 app (on fasthttp).
+type fiberV3Server struct{ app *fiberv3.App }
+
+func (f fiberV3Server) Serve(l net.Listener) error {
+	return f.app.Listener(l, fiberv3.ListenConfig{DisableStartupMessage: true})
+}
+
+func (f fiberV3Server) Shutdown(ctx context.Context) error { return f.app.ShutdownWithContext(ctx) }
+
 // nativeServer builds the server of a framework that is not an
 // http.Handler (fasthttp, fiber) for a workload: hello, or a TechEmpower
 // test with app.
 func (f framework) nativeServer(wl workload, app *teApp) appServer {
+	if f == fiberV3App {
+		a := fiberv3.New(fiberv3.Config{ServerHeader: "fiber",
+			ReadTimeout: readTimeout, WriteTimeout: writeTimeout, IdleTimeout: idleTimeout})
+		if wl == hello {
+			a.Get("/", func(c fiberv3.Ctx) error { return c.SendString(helloBody) })
+			return fiberV3Server{a}
+		}
+		a.Get("/"+wl.String(), func(c fiberv3.Ctx) error {
+			body, ct, err := app.serve(c.Context(), wl, c.Query("queries"))
+			if err != nil {
+				return err
+			}
+			c.Set(fiberv3.HeaderContentType, ct)
+			return c.Send(body)
+		})
+		return fiberV3Server{a}
+	}
 	if f == fiberApp {
 		a := fiber.New(fiber.Config{DisableStartupMessage: true, ServerHeader: "fiber",
 			ReadTimeout: readTimeout, WriteTimeout: writeTimeout, IdleTimeout: idleTimeout})
