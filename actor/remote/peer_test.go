@@ -114,7 +114,7 @@ func TestSlowConsumerBoundsSender(t *testing.T) {
 // dead letter with the reason, and an Ask to it fails with it.
 func TestUnheardNodeMessagesAreDeadLetters(t *testing.T) {
 	ns := startNATS(t)
-	a := join(t, ns, "a", WithFailureDetector(50*time.Millisecond, 300*time.Millisecond))
+	a := join(t, ns, "a", WithFailureDetector(250*time.Millisecond, time.Second))
 	dead := collectDeadLetters(t, a.System())
 	ref := a.Ref("ghost", "/sink")
 	ref.Tell("lost")
