@@ -527,16 +527,18 @@ func (s *Sharding) step() {
 			s.beginStop(sh, true) // self-fence: the lease may be taken soon
 			continue
 		}
+		if !sh.renewing && !sh.fenced && now.Sub(sh.sentAt) >= s.renew {
+			// Renewed while its entities stop for a handoff too: a slow
+			// stop must not turn the release into an expiry.
+			sh.renewing = true
+			renew = append(renew, sh)
+		}
 		if sh.state != active {
 			continue
 		}
 		if d := s.desiredLocked(k); d != s.name && d != "" && s.hosts[d][k.kind] {
 			s.beginStop(sh, false) // hand off
 			continue
-		}
-		if !sh.renewing && now.Sub(sh.sentAt) >= s.renew {
-			sh.renewing = true
-			renew = append(renew, sh)
 		}
 		s.passivateLocked(sh, now)
 	}

@@ -371,7 +371,8 @@ func (e *entityRemote) Done() <-chan struct{} { return e.s.done }
 // passes on what waited here once their new owners are seen. What cannot
 // be passed on (no other host of its kind, or ctx's end) goes to dead
 // letters with ErrClosed. Close it before the Node leaves. When ctx ends
-// first, the leases not yet released expire after the TTL.
+// first, the entities still running are killed after their current
+// message, and the leases not yet released expire after the TTL.
 func (s *Sharding) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -409,6 +410,11 @@ func (s *Sharding) Close(ctx context.Context) error {
 			continue
 		case <-ctx.Done():
 			errs = append(errs, fmt.Errorf("sharding: close: hand off: %w", ctx.Err()))
+			s.mu.Lock()
+			for _, sh := range s.owned {
+				s.beginStop(sh, true) // kill what still runs: its leases will expire
+			}
+			s.mu.Unlock()
 		}
 		break
 	}
