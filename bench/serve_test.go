@@ -28,8 +28,9 @@ func TestServeWithoutThreadWatch(t *testing.T) {
 		go func() {
 			done <- Serve(ctx, ServeConfig{Scenario: "test-ok", Model: "virtual", Scenarios: testCatalogue()}, w)
 		}()
+		var addrs [2]string
 		select {
-		case <-w.found:
+		case addrs = <-w.found:
 		case err := <-done:
 			cancel()
 			t.Fatalf("Serve returned %v before listening", err)
@@ -37,6 +38,16 @@ func TestServeWithoutThreadWatch(t *testing.T) {
 			cancel()
 			t.Fatal("Serve not listening after 30 s")
 		}
+		// The line comes before the App serves; an answer comes after the
+		// watch has started, whatever the status.
+		client := &http.Client{Timeout: 30 * time.Second}
+		resp, err := client.Get("http://" + addrs[0] + "/")
+		if err != nil {
+			cancel()
+			<-done
+			t.Fatalf("%s=%q: no answer: %v", NoThreadWatchEnv, tc.env, err)
+		}
+		resp.Body.Close()
 		if got := loom.WatchedThreads().Running; got != tc.running {
 			t.Errorf("%s=%q: thread watch running %v while serving; want %v", NoThreadWatchEnv, tc.env, got, tc.running)
 		}
