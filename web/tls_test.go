@@ -293,21 +293,47 @@ func TestWriteTimeoutOverHTTP2(t *testing.T) {
 	url, _ := serveTLS(t, app)
 	client := certs.Client(t)
 
-	t.Run("stops reading", func(t *testing.T) {
-		resp, err := client.Get(url + "/big")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		select {
-		case err := <-writeErr:
-			if !errors.Is(err, os.ErrDeadlineExceeded) {
-				t.Errorf("handler's write: got %v; want os.ErrDeadlineExceeded", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("the handler's write still blocked 30 s after the client stopped reading")
-		}
+	app.Get("/bigstring", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.WriteString(w, strings.Repeat("x", size))
+		writeErr <- err
+		return nil
 	})
+	// The same on a server whose Protocols name HTTP/2 (servesHTTP2).
+	both := new(http.Protocols)
+	both.SetHTTP1(true)
+	both.SetHTTP2(true)
+	named := newApp(t, web.WithTLS(certs.CertFile, certs.KeyFile), web.WithWriteTimeout(timeout),
+		web.WithServerConfig(func(s *http.Server) { s.Protocols = both }))
+	named.Get("/big", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := w.Write(bytes.Repeat([]byte("x"), size))
+		writeErr <- err
+		return nil
+	})
+	namedURL, _ := serveTLS(t, named)
+
+	for _, tc := range []struct{ name, target string }{
+		{"stops reading", url + "/big"}, {"stops reading a string", url + "/bigstring"}, {"stops reading, Protocols set", namedURL + "/big"},
+	} {
+		target := tc.target
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := client.Get(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.ProtoMajor != 2 {
+				t.Fatalf("%s: %s; want HTTP/2", target, resp.Proto)
+			}
+			select {
+			case err := <-writeErr:
+				if !errors.Is(err, os.ErrDeadlineExceeded) {
+					t.Errorf("handler's write: got %v; want os.ErrDeadlineExceeded", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the handler's write still blocked 30 s after the client stopped reading")
+			}
+		})
+	}
 	t.Run("reads slowly", func(t *testing.T) {
 		resp, err := client.Get(url + "/big")
 		if err != nil {
