@@ -41,6 +41,7 @@ type writer struct {
 	hijacked bool       // Hijack has taken the connection
 	chunked  bool       // nbio chunks the response (decided at the first Write)
 	buffered int        // bytes nbio holds for a chunked response, roughly
+	written  int64      // bytes of an unchunked body passed to nbio
 	held     []byte     // the body held while holding: a slice of space
 	space    [smallBody]byte
 }
@@ -62,7 +63,7 @@ func newWriter(w http.ResponseWriter, st *connState, http11, head bool) *writer 
 func (w *writer) release() {
 	w.ResponseWriter, w.st, w.held = nil, nil, nil
 	w.http11, w.status, w.started, w.holding, w.hijacked, w.chunked, w.buffered = false, 0, false, false, false, false, 0
-	w.head, w.headBody = false, 0
+	w.head, w.headBody, w.written = false, 0, 0
 	writerPool.Put(w)
 }
 
@@ -113,6 +114,7 @@ func (w *writer) Write(p []byte) (int, error) {
 		if err == nil {
 			n = len(p)
 		}
+		w.written += int64(n)
 		return n, err
 	}
 	return w.writeChunked(p)
@@ -138,8 +140,11 @@ func (w *writer) countHeader() {
 }
 
 // finish is called when the handler has returned: a body still held goes
-// out whole, with its Content-Length.
-func (w *writer) finish() {
+// out whole, with its Content-Length. It reports whether the body fell
+// short of a Content-Length the handler declared: the connection must then
+// close, as net/http closes it, or the client would read the next response
+// as the rest of this one.
+func (w *writer) finish() (short bool) {
 	if w.head {
 		// The head a GET would get, with the length of its body (net/http
 		// gives a small one's), and without a Trailer: nbio would give
@@ -154,8 +159,9 @@ func (w *writer) finish() {
 		if w.headBody > 0 && len(h["Content-Type"]) == 0 {
 			h["Content-Type"] = []string{"text/plain; charset=utf-8"} // nbio's, as for a GET
 		}
-		return
+		return false
 	}
+	short = w.short()
 	if !w.started && (w.status == 0 || w.status >= 200) {
 		// No body: nbio would chunk an empty one in HTTP/1.1. (nbio gives
 		// Content-Length: 0 itself to the other bodiless responses, 204,
@@ -165,16 +171,29 @@ func (w *writer) finish() {
 		if len(h["Content-Length"]) == 0 {
 			h["Content-Length"] = []string{"0"}
 		}
-		return
+		return short
 	}
 	if !w.holding {
-		return
+		return short
 	}
 	w.holding = false
 	w.chunked = false
 	w.Header()["Content-Length"] = []string{strconv.Itoa(len(w.held))}
 	_, _ = w.ResponseWriter.Write(w.held)
 	w.held = nil
+	return short
+}
+
+// short reports whether the body written falls short of the handler's
+// Content-Length; a 304's gives the length of the body it has not, and a
+// hijacked connection is the handler's.
+func (w *writer) short() bool {
+	cl := w.Header()["Content-Length"]
+	if w.hijacked || w.status == http.StatusNotModified || len(cl) != 1 {
+		return false
+	}
+	n, err := strconv.ParseInt(cl[0], 10, 64)
+	return err == nil && w.written < n
 }
 
 // Sizes for writeChunked: nbio's chunked writer (Response.writeChunk in

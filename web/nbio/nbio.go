@@ -244,7 +244,9 @@ func (s *server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if c := w.Header()["Connection"]; len(c) > 0 && !r.Close && hasToken(c[0], "close") {
 		r.Close = true // a handler's Connection: close closes, as on net/http
 	}
-	ww.finish()
+	if ww.finish() {
+		r.Close = true
+	}
 	ww.release()
 }
 

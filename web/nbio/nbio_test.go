@@ -637,6 +637,11 @@ func TestResponseFraming(t *testing.T) {
 				_, err := io.WriteString(w, small) // refused: no body
 				return err
 			})
+			app.Get("/notmodified-declared", func(w http.ResponseWriter, r *http.Request) error {
+				w.Header().Set("Content-Length", "2049")
+				w.WriteHeader(http.StatusNotModified)
+				return nil
+			})
 			app.Get("/short", func(w http.ResponseWriter, r *http.Request) error {
 				w.Header().Set("Content-Length", "10")
 				_, err := io.WriteString(w, "12345")
@@ -751,10 +756,17 @@ func TestResponseFraming(t *testing.T) {
 			// A declared length the handler does not fill: the head keeps
 			// it (net/http then closes the connection), whatever was written.
 			for _, path := range []string{"/short", "/unwritten"} {
-				got = rawHead(t, base, "GET "+path+" HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
-				if head, _, _ := strings.Cut(got, "\r\n\r\n"); !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") || !strings.Contains(head+"\r\n", "\r\nContent-Length: 10\r\n") {
-					t.Errorf("GET %s: got %q; want a 200 with the declared Content-Length: 10", path, got)
+				got = rawHead(t, base, "GET "+path+" HTTP/1.1\r\nHost: a\r\n\r\nGET /small HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+				if head, _, _ := strings.Cut(got, "\r\n\r\n"); !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") || !strings.Contains(head+"\r\n", "\r\nContent-Length: 10\r\n") ||
+					strings.Count(got, "HTTP/1.1 ") != 1 {
+					t.Errorf("GET %s, then another request: got %q; want a 200 with the declared Content-Length: 10, then the connection closed", path, got)
 				}
+			}
+			// A 304's declared length is the body it has not: the
+			// connection goes on.
+			got = rawHead(t, base, "GET /notmodified-declared HTTP/1.1\r\nHost: a\r\n\r\nGET /small HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+			if !strings.HasPrefix(got, "HTTP/1.1 304 Not Modified\r\n") || !strings.Contains(got, "\r\n\r\nHTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, small) {
+				t.Errorf("GET /notmodified-declared, then another request: got %q; want a 304 without a body, then the next answer", got)
 			}
 			// No body, with a framing of the handler's: chunks, whose end
 			// carries the trailer, and no Content-Length.
