@@ -185,15 +185,17 @@ func (w *writer) finish() (short bool) {
 }
 
 // short reports whether the body written falls short of the handler's
-// Content-Length; a 304's gives the length of the body it has not, and a
-// hijacked connection is the handler's.
+// Content-Length; a 304's gives the length of the body it has not. (nbio
+// leaves a hijacked connection, the handler's, open whatever r.Close
+// says.) A length that does not parse is taken as 0 (never short), one
+// past int64 as the most (always).
 func (w *writer) short() bool {
 	cl := w.Header()["Content-Length"]
-	if w.hijacked || w.status == http.StatusNotModified || len(cl) != 1 {
+	if w.status == http.StatusNotModified || len(cl) != 1 {
 		return false
 	}
-	n, err := strconv.ParseInt(cl[0], 10, 64)
-	return err == nil && w.written < n
+	n, _ := strconv.ParseInt(cl[0], 10, 64)
+	return w.written < n
 }
 
 // Sizes for writeChunked: nbio's chunked writer (Response.writeChunk in
