@@ -545,3 +545,42 @@ func TestTLSConfigNextProtosDoNotLeaveHTTP2Out(t *testing.T) {
 		t.Errorf("a client offering h2 alone negotiated %q; want h2", got)
 	}
 }
+
+// TestHTTP2ResetIsNotAWriteTimeout: a stream the client resets fails the
+// handler's write with the reset, not with os.ErrDeadlineExceeded: the
+// stream's write timeout (10 s here) has not passed. (writetimeout.go,
+// failed's time since the deadline was armed.)
+func TestHTTP2ResetIsNotAWriteTimeout(t *testing.T) {
+	certs := webtest.NewCerts(t)
+	app := newApp(t, web.WithTLS(certs.CertFile, certs.KeyFile), web.WithWriteTimeout(10*time.Second))
+	writeErr := make(chan error, 1)
+	app.Get("/big", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := w.Write(bytes.Repeat([]byte("x"), 12<<20))
+		writeErr <- err
+		return nil
+	})
+	url, _ := serveTLS(t, app)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/big", nil)
+	resp, err := certs.Client(t).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("%s; want HTTP/2", resp.Proto)
+	}
+	if _, err := io.ReadFull(resp.Body, make([]byte, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // the client resets the stream
+	resp.Body.Close()
+	select {
+	case err := <-writeErr:
+		if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("handler's write after a reset: %v; want the reset's error, not a write timeout", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the handler's write still blocked 30 s after the client reset the stream")
+	}
+}
