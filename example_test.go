@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/loomrt/loom"
 )
@@ -159,4 +160,21 @@ func ExampleThreadPerTask() {
 	// Output:
 	// on a thread of its own
 	// thread-per-task 1
+}
+
+// A limit of 10 whose queue holds up to 100 tasks, but refuses one that
+// would expect to wait more than 5 ms for a slot.
+func ExampleWithMaxQueueWait() {
+	spec, err := loom.ParseSpec("limit:10,queue=100,maxwait=5ms")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(spec.MaxQueueWait, spec)
+	e := loom.Limit(10, loom.WithQueue(100), loom.WithMaxQueueWait(5*time.Millisecond))
+	defer e.Shutdown(context.Background())
+	fmt.Println(e.Stats().QueueCapacity)
+	// Output:
+	// 5ms limit:10,queue=100,maxwait=5ms
+	// 100
 }

@@ -357,3 +357,42 @@ func TestWithMaxQueueWaitMisuse(t *testing.T) {
 		})
 	}
 }
+
+// TestLimitMaxQueueWaitUnderConcurrentSubmission lets many goroutines race to
+// queue behind four blocked tasks, with a time bound that allows five: the
+// check and the admission are not one step, so a few more may pass, but the
+// queue's length (nine) stays the hard bound, and at least the five the time
+// bound allows get in.
+func TestLimitMaxQueueWaitUnderConcurrentSubmission(t *testing.T) {
+	const submitters, each = 32, 20
+	e := Limit(4, WithQueue(9), WithMaxQueueWait(5*time.Millisecond))
+	l := e.(*limit)
+	b := newBlocker(4 + 9)
+	for range 4 {
+		if err := e.Go(context.Background(), b.task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.waitStarted(t, 4)
+	l.meanRun.Store(int64(4 * time.Millisecond)) // the k-th queued expects k ms
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for range submitters {
+		wg.Go(func() {
+			for range each {
+				if e.Go(context.Background(), b.task) == nil {
+					admitted.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := admitted.Load(); got < 5 || got > 9 {
+		t.Errorf("admitted %d past the running four; want 5 to 9", got)
+	}
+	if s := e.Stats(); s.Running != 4 || s.Queued != int(admitted.Load()) {
+		t.Errorf("Stats running, queued = %d, %d; want 4, %d", s.Running, s.Queued, admitted.Load())
+	}
+	close(b.release)
+	shutdown(t, e)
+}
