@@ -155,10 +155,10 @@ func TestLineWatcherEdges(t *testing.T) {
 	}
 }
 
-// TestStderrLogEdges: empty lines are lines; a line of exactly lineLimit
-// bytes is kept whole, one byte more is cut; an unterminated run of bytes
-// becomes a line only past lineLimit; at most fatalLines fatal lines are
-// kept.
+// TestStderrLogEdges: empty lines are lines; a line of exactly 300 bytes
+// (ModelRun.Stderr's cut) is kept whole, one byte more is cut; an
+// unterminated run of bytes becomes a line only past 300; at most
+// fatalLines fatal lines are kept.
 func TestStderrLogEdges(t *testing.T) {
 	l := newStderrLog()
 	l.Write([]byte("a\n\nb\n"))
@@ -166,18 +166,19 @@ func TestStderrLogEdges(t *testing.T) {
 		t.Errorf("Tail() = %q; want a, empty, b and no empty unterminated line", got)
 	}
 
-	exact := strings.Repeat("x", lineLimit)
+	const cut = 300 // ModelRun.Stderr's documented cut
+	exact := strings.Repeat("x", cut)
 	l = newStderrLog()
 	l.Write([]byte(exact + "\n" + exact + "y\n"))
 	if got := l.Tail(); !reflect.DeepEqual(got, []string{exact, exact + "…"}) {
-		t.Errorf("Tail() of lines of %d and %d bytes = %q; want the first whole, the second cut", lineLimit, lineLimit+1, got)
+		t.Errorf("Tail() of lines of %d and %d bytes = %q; want the first whole, the second cut", cut, cut+1, got)
 	}
 
 	l = newStderrLog()
 	l.Write([]byte(exact))
 	l.Write([]byte("yz\n"))
 	if got := l.Tail(); !reflect.DeepEqual(got, []string{exact + "…"}) {
-		t.Errorf("Tail() of %d bytes then \"yz\\n\" = %q; want one line, cut", lineLimit, got)
+		t.Errorf("Tail() of %d bytes then \"yz\\n\" = %q; want one line, cut", cut, got)
 	}
 
 	l = newStderrLog()

@@ -81,7 +81,8 @@ type ModelRun struct {
 	// Failure says why a run failed or crashed: the server's fatal error,
 	// or what went wrong starting it.
 	Failure string `json:"failure,omitempty"`
-	// Stderr holds the server's last lines of standard error when it crashed.
+	// Stderr holds the server's last lines of standard error when it
+	// crashed, each cut to its first 300 bytes and "…".
 	Stderr []string `json:"stderr,omitempty"`
 
 	// Throughput is served requests per second.

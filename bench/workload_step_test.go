@@ -263,3 +263,20 @@ func TestSettleUsesWhatWasRead(t *testing.T) {
 		t.Errorf("step up: limit before %d, goodput settled after %v at %v; want 10, and none (-1, 0)", up.LimitBefore, up.GoodputSeconds, up.SettledGoodput)
 	}
 }
+
+// TestSettleWindowsEndInThePhase: a goodput that reaches its band only in
+// a window crossing the phase's end has not settled within the phase.
+// (settle's c.At+settleWindow <= end.) The step up runs from 3 s to 6 s
+// and settles at 50/s over its last second; the window from 4.9 s serves
+// 40, the one from 5.5 s (to 6.5 s) 50.
+func TestSettleWindowsEndInThePhase(t *testing.T) {
+	phases := stepPhases(3 * time.Second)
+	run := ModelRun{Model: "virtual", Status: StatusOK, Client: []ClientSample{
+		{At: 3 * time.Second}, {At: 4900 * time.Millisecond}, {At: 5500 * time.Millisecond},
+		{At: 6 * time.Second, Served: 50}, {At: 7 * time.Second, Served: 50},
+	}}
+	up := settle(phases, 1000, run)[0]
+	if up.SettledGoodput != 50 || up.GoodputSeconds != -1 {
+		t.Errorf("step up: goodput settled at %v after %v s; want 50, never within the phase (-1)", up.SettledGoodput, up.GoodputSeconds)
+	}
+}
