@@ -360,7 +360,7 @@ func (s *Sharding) deliverLocked(sh *shard, d delivery, drop []dropped) []droppe
 			Dispatcher: k.Dispatcher, Supervisor: k.Supervisor,
 		})
 		if err != nil {
-			return append(drop, dropped{d, fmt.Errorf("sharding: activate %s/%s: %w", k.Name, id, err)})
+			return append(drop, dropped{d, fmt.Errorf("activate %s/%s: %w", k.Name, id, err)})
 		}
 		e = &entity{ref: ref}
 		sh.entities[id] = e

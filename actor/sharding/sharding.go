@@ -185,20 +185,20 @@ func Start(n *remote.Node, opts ...Option) (*Sharding, error) {
 		o(&cfg)
 	}
 	if n == nil {
-		return nil, fmt.Errorf("sharding: start: %w: nil Node", ErrInvalid)
+		return nil, fmt.Errorf("start: %w: nil Node", ErrInvalid)
 	}
 	if cfg.bucket == "" {
 		cfg.bucket = "loom-shards-" + n.Cluster()
 	}
 	switch {
 	case cfg.shards < 1 || cfg.shards > 1<<16:
-		return nil, fmt.Errorf("sharding: start: %w: %d shards, want 1 to 65536", ErrInvalid, cfg.shards)
+		return nil, fmt.Errorf("start: %w: %d shards, want 1 to 65536", ErrInvalid, cfg.shards)
 	case cfg.ttl < 300*time.Millisecond:
-		return nil, fmt.Errorf("sharding: start: %w: lease TTL %v under 300ms", ErrInvalid, cfg.ttl)
+		return nil, fmt.Errorf("start: %w: lease TTL %v under 300ms", ErrInvalid, cfg.ttl)
 	case cfg.bufferSize < 0 || cfg.bufferTimeout <= 0:
-		return nil, fmt.Errorf("sharding: start: %w: buffer of %d for %v", ErrInvalid, cfg.bufferSize, cfg.bufferTimeout)
+		return nil, fmt.Errorf("start: %w: buffer of %d for %v", ErrInvalid, cfg.bufferSize, cfg.bufferTimeout)
 	case !validName(cfg.bucket):
-		return nil, fmt.Errorf("sharding: start: %w: bucket name %q: letters, digits, '-' and '_'", ErrInvalid, cfg.bucket)
+		return nil, fmt.Errorf("start: %w: bucket name %q: letters, digits, '-' and '_'", ErrInvalid, cfg.bucket)
 	}
 	s := &Sharding{
 		node: n, sys: n.System(), name: n.Name(), shards: cfg.shards,
@@ -212,46 +212,46 @@ func Start(n *remote.Node, opts ...Option) (*Sharding, error) {
 		k := cfg.kinds[i]
 		switch {
 		case !validName(k.Name):
-			return nil, fmt.Errorf("sharding: start: %w: kind name %q: letters, digits, '-' and '_'", ErrInvalid, k.Name)
+			return nil, fmt.Errorf("start: %w: kind name %q: letters, digits, '-' and '_'", ErrInvalid, k.Name)
 		case k.New == nil:
-			return nil, fmt.Errorf("sharding: start: kind %s: %w: New is nil", k.Name, ErrInvalid)
+			return nil, fmt.Errorf("start: kind %s: %w: New is nil", k.Name, ErrInvalid)
 		case k.PassivateAfter < 0:
-			return nil, fmt.Errorf("sharding: start: kind %s: %w: negative PassivateAfter", k.Name, ErrInvalid)
+			return nil, fmt.Errorf("start: kind %s: %w: negative PassivateAfter", k.Name, ErrInvalid)
 		case s.kinds[k.Name] != nil:
-			return nil, fmt.Errorf("sharding: start: %w: kind %s given twice", ErrInvalid, k.Name)
+			return nil, fmt.Errorf("start: %w: kind %s given twice", ErrInvalid, k.Name)
 		}
 		s.kinds[k.Name] = &k
 	}
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {
-		return nil, fmt.Errorf("sharding: start: %w", err)
+		return nil, fmt.Errorf("start: %w", err)
 	}
 	s.instance = hex.EncodeToString(seed[:])
 	if err := registerCodec(n.Codecs()); err != nil {
-		return nil, fmt.Errorf("sharding: start: %w", err)
+		return nil, fmt.Errorf("start: %w", err)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	js, err := jetstream.New(n.Conn())
 	if err != nil {
-		return nil, fmt.Errorf("sharding: start: %w", err)
+		return nil, fmt.Errorf("start: %w", err)
 	}
 	s.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cfg.bucket, History: 1, Description: "loom shard leases"})
 	if err != nil {
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||
 			errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) {
-			return nil, fmt.Errorf("sharding: start on %s: %w: %v", n.Conn().ConnectedUrlRedacted(), ErrNoJetStream, err)
+			return nil, fmt.Errorf("start on %s: %w: %v", n.Conn().ConnectedUrlRedacted(), ErrNoJetStream, err)
 		}
-		return nil, fmt.Errorf("sharding: start: open bucket %s: %w", cfg.bucket, err)
+		return nil, fmt.Errorf("start: open bucket %s: %w", cfg.bucket, err)
 	}
 	if err := s.watch(ctx); err != nil {
-		return nil, fmt.Errorf("sharding: start: %w", err)
+		return nil, fmt.Errorf("start: %w", err)
 	}
 	s.region, err = s.sys.Spawn(actor.Props{Name: regionName, New: func() actor.Actor { return actor.ReceiveFunc(s.receive) }})
 	if err != nil {
 		s.stopWatch()
-		return nil, fmt.Errorf("sharding: start: %w", err)
+		return nil, fmt.Errorf("start: %w", err)
 	}
 	if len(s.kinds) > 0 {
 		names := make([]string, 0, len(s.kinds))
@@ -262,7 +262,7 @@ func Start(n *remote.Node, opts ...Option) (*Sharding, error) {
 		if _, err := s.kv.Put(ctx, "host."+s.name, rec); err != nil {
 			s.region.Stop()
 			s.stopWatch()
-			return nil, fmt.Errorf("sharding: start: register host: %w", err)
+			return nil, fmt.Errorf("start: register host: %w", err)
 		}
 	}
 	s.wg.Add(1)
@@ -385,7 +385,7 @@ func (s *Sharding) Close(ctx context.Context) error {
 	var errs []error
 	if len(s.kinds) > 0 {
 		if err := s.kv.Delete(ctx, "host."+s.name); err != nil {
-			errs = append(errs, fmt.Errorf("sharding: close: remove host: %w", err))
+			errs = append(errs, fmt.Errorf("close: remove host: %w", err))
 		}
 	}
 	t := time.NewTicker(s.tick)
@@ -409,7 +409,7 @@ func (s *Sharding) Close(ctx context.Context) error {
 		case <-t.C:
 			continue
 		case <-ctx.Done():
-			errs = append(errs, fmt.Errorf("sharding: close: hand off: %w", ctx.Err()))
+			errs = append(errs, fmt.Errorf("close: hand off: %w", ctx.Err()))
 			s.mu.Lock()
 			for _, sh := range s.owned {
 				s.beginStop(sh, true) // kill what still runs: its leases will expire
