@@ -8,6 +8,11 @@ var (
 	// came back as a new incarnation: Terminated's Reason, an Ask's error,
 	// a dead letter's Reason.
 	ErrNodeDown = errors.New("remote: node down")
+	// ErrDeclaredDown is wrapped, beside ErrNodeDown, by the Reason of the
+	// Down event for a node that had declared this node down and refused
+	// it: the cluster ignores this incarnation from then on, as Akka's
+	// quarantine does, and a node must restart to rejoin.
+	ErrDeclaredDown = errors.New("remote: this node was declared down")
 	// ErrNodeLeft is the reason of what fails because a node left the
 	// cluster (Node.Leave).
 	ErrNodeLeft = errors.New("remote: node left")

@@ -184,7 +184,7 @@ func (n *Node) onHeartbeat(m *nats.Msg) {
 		p := n.peers[name]
 		n.mu.Unlock()
 		if p != nil && p.instance == instance {
-			n.remove(p, fmt.Errorf("%w: %s declared this node down", ErrNodeDown, name), Down)
+			n.remove(p, fmt.Errorf("%w: %s declared this node down (%w)", ErrNodeDown, name, ErrDeclaredDown), Down)
 		}
 		return
 	}

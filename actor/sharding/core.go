@@ -146,13 +146,26 @@ func (s *Sharding) follow() {
 
 func (s *Sharding) onMember(e remote.MemberEvent) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if e.Kind == remote.Joined {
 		s.members[e.Node] = true
 	} else {
 		delete(s.members, e.Node)
 	}
+	if e.Kind == remote.Down && errors.Is(e.Reason, remote.ErrDeclaredDown) && !s.demoted && !s.closed {
+		// The cluster declared this node down and will not route to it
+		// again: it hands its shards off and hosts no more, or they
+		// would stay here, renewed and unreachable.
+		s.demoted = true
+		if len(s.kinds) > 0 {
+			s.async(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), s.renew)
+				defer cancel()
+				_ = s.kv.Delete(ctx, "host."+s.name)
+			})
+		}
+	}
 	s.broadcast()
-	s.mu.Unlock()
 }
 
 // broadcast wakes the Asks waiting for a route; the caller holds s.mu.
@@ -259,7 +272,7 @@ func (s *Sharding) desiredLocked(k shardKey) string {
 			best, bestHash = node, v
 		}
 	}
-	if s.kinds[k.kind] != nil && !s.closed {
+	if s.kinds[k.kind] != nil && !s.closed && !s.demoted {
 		consider(s.name)
 	}
 	for node, kinds := range s.hosts {
@@ -536,7 +549,7 @@ func (s *Sharding) step() {
 		if sh.state != active {
 			continue
 		}
-		if d := s.desiredLocked(k); d != s.name && d != "" && s.hosts[d][k.kind] {
+		if d := s.desiredLocked(k); s.demoted || d != s.name && d != "" && s.hosts[d][k.kind] {
 			s.beginStop(sh, false) // hand off
 			continue
 		}

@@ -299,6 +299,12 @@ func askCount(t *testing.T, sh *Sharding, id string, d time.Duration) Counted {
 			return v.(Counted)
 		}
 		if time.Now().After(deadline) {
+			s := sh
+			s.mu.Lock()
+			k := shardKey{"counter", ShardOf(id, s.shards)}
+			v := s.leases[k]
+			t.Logf("on %s: members %v, hosts %v, lease of %s: %+v", s.name, s.members, s.hosts, k.key(), v)
+			s.mu.Unlock()
 			t.Fatalf("ask %s: %v", id, err)
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -3,6 +3,7 @@ package sharding
 import (
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -148,5 +149,47 @@ func TestNodeCutOffFromNATSFencesItselfBeforeItsShardsMove(t *testing.T) {
 	}
 	if bad := j.overlaps(); len(bad) > 0 {
 		t.Fatalf("after healing: overlapping activations: %v", bad)
+	}
+}
+
+// A node cut off from NATS for longer than the others' failure bound is
+// declared down: back on NATS, it is refused, hands its shards off and
+// hosts no more; every entity answers again from the others.
+func TestNodeDeclaredDownHandsItsShardsOff(t *testing.T) {
+	ns := startNATS(t, true)
+	j := &journal{}
+	px := startProxy(t, "127.0.0.1:"+strconv.Itoa(ns.port))
+	fast := []remote.Option{remote.WithFailureDetector(100*time.Millisecond, time.Second)}
+	startMemberAt(t, ns.url(), fast, "downed", "a", WithKind(counterKind("a", j, 0)), WithShards(32))
+	startMemberAt(t, ns.url(), fast, "downed", "b", WithKind(counterKind("b", j, 0)), WithShards(32))
+	c := startMemberAt(t, px.url(), fast, "downed", "c", WithKind(counterKind("c", j, 0)), WithShards(32))
+	driver := startMemberAt(t, ns.url(), fast, "downed", "driver", WithShards(32))
+	waitFor(t, 30*time.Second, "every shard owned, some by c", func() bool {
+		owners := driver.sh.Owners("counter")
+		return !slices.Contains(owners, "") && slices.Contains(owners, "c")
+	})
+	all := ids(300)
+	for _, id := range all {
+		askCount(t, driver.sh, id, 30*time.Second)
+	}
+	px.setCut(true)
+	waitFor(t, 10*time.Second, "the driver sees c down", func() bool { return !slices.Contains(driver.node.Members(), "c") })
+	px.setCut(false)
+	waitFor(t, 30*time.Second, "a and b own c's shards", func() bool {
+		for _, o := range driver.sh.Owners("counter") {
+			if o != "a" && o != "b" {
+				return false
+			}
+		}
+		return true
+	})
+	for _, id := range all {
+		askCount(t, driver.sh, id, 30*time.Second)
+	}
+	if st := c.sh.Stats(); st.Shards != 0 || st.Entities != 0 {
+		t.Errorf("the node declared down still hosts: %+v", st)
+	}
+	if bad := j.overlaps(); len(bad) > 0 {
+		t.Fatalf("overlapping activations: %v", bad)
 	}
 }

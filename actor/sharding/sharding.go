@@ -52,7 +52,8 @@ type Kind struct {
 	// is actor.DefaultDispatcher.
 	Dispatcher string
 	// Supervisor decides what happens when an entity fails; the zero value
-	// stops it, and the next message activates it afresh.
+	// stops it, and the next message once it has stopped activates it
+	// afresh (messages that reach it while it stops are dead letters).
 	Supervisor actor.Supervisor
 	// PassivateAfter stops an entity idle that long (no message delivered
 	// to it); the next message activates it again. 0 never passivates.
@@ -138,6 +139,7 @@ type Sharding struct {
 	synced  time.Time     // when the watcher delivered the bucket's initial values
 	members map[string]bool
 	closed  bool
+	demoted bool // the cluster declared this node down: it hosts no more
 	// finished: Close has returned; what is routed now is dead.
 	finished bool
 

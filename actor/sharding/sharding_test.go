@@ -193,6 +193,9 @@ func TestCrashDuringActivationFollowsSupervision(t *testing.T) {
 	if _, err := m2.sh.Ask(ctx, "crashy", "y", "ping"); !errors.Is(err, actor.ErrStopped) {
 		t.Fatalf("ask with stop: %v; want ErrStopped", err)
 	}
+	// Once it has stopped (messages that reach it while it stops are dead
+	// letters), the next message activates it afresh.
+	waitFor(t, 10*time.Second, "the failed activation gone", func() bool { return m2.sh.Stats().Entities == 0 })
 	v, err = m2.sh.Ask(ctx, "crashy", "y", "ping")
 	if err != nil || v != "pong y" {
 		t.Fatalf("ask after the failed activation: %v, %v", v, err)
