@@ -198,8 +198,10 @@ func (l *limit) waitTooLong() bool {
 	if ahead < 0 {
 		return false // a slot is free
 	}
-	mean := l.meanRun.Load()
-	return time.Duration(mean*int64(ahead+1)/int64(l.n)) > l.maxQueueWait
+	// In floating point: a mean of hours times a queue of millions would
+	// overflow an int64 of nanoseconds.
+	wait := float64(l.meanRun.Load()) * float64(ahead+1) / float64(l.n)
+	return wait > float64(l.maxQueueWait)
 }
 
 // countAdmitted counts a task that has its ticket. Without a queue a ticket is a

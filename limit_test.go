@@ -396,3 +396,27 @@ func TestLimitMaxQueueWaitUnderConcurrentSubmission(t *testing.T) {
 	close(b.release)
 	shutdown(t, e)
 }
+
+// TestLimitMaxQueueWaitDoesNotOverflow queues two tasks before the mean run
+// time jumps to a century: the third in the queue would expect three
+// centuries, a product past an int64 of nanoseconds, and must be refused,
+// not admitted on a wrapped, negative wait.
+func TestLimitMaxQueueWaitDoesNotOverflow(t *testing.T) {
+	e := Limit(1, WithQueue(3), WithMaxQueueWait(time.Hour))
+	b := newBlocker(1 + 3)
+	if err := e.Go(context.Background(), b.task); err != nil {
+		t.Fatal(err)
+	}
+	b.waitStarted(t, 1)
+	for range 2 {
+		if err := e.Go(context.Background(), b.task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.(*limit).meanRun.Store(int64(100 * 365 * 24 * time.Hour))
+	if err := e.Go(context.Background(), b.task); !errors.Is(err, ErrRejected) {
+		t.Errorf("Go expecting three centuries' wait = %v; want ErrRejected", err)
+	}
+	close(b.release)
+	shutdown(t, e)
+}
