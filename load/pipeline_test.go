@@ -234,3 +234,37 @@ func TestPipelineResendsOnlyAWholeReplayableBatch(t *testing.T) {
 		})
 	}
 }
+
+// TestPipelineConnectionCloseAfterAFailure: a response that fails its
+// check (a wrong status, a body without ExpectBody) and closes the
+// connection mid-batch counts as that failure once; the requests after it
+// on the connection are counted as closed, not as more of it.
+// (pipeline.go, the rest's f != failStatus and f != failBody.)
+func TestPipelineConnectionCloseAfterAFailure(t *testing.T) {
+	for _, tc := range []struct {
+		name, second string
+		want         func(Errors) int64
+	}{
+		{"status", "HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", func(e Errors) int64 { return e.Status }},
+		{"body", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nno", func(e Errors) int64 { return e.Body }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := tcpServer(t, func(c net.Conn) {
+				br := bufio.NewReader(c)
+				for range 4 {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					req.Body.Close()
+				}
+				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" + tc.second))
+			})
+			res := mustRun(t, Config{Targets: []Target{{URL: url}}, Connections: 1, Requests: 8, Pipeline: 4, Timeout: 5 * time.Second,
+				ExpectBody: []byte("ok")})
+			if res.Requests != 2 || tc.want(res.Errors) != 2 || res.Errors.Closed != 4 || res.Errors.Total() != 6 {
+				t.Errorf("served %d, errors %+v; want 2 served, 2 %s failures and 4 closed", res.Requests, res.Errors, tc.name)
+			}
+		})
+	}
+}
