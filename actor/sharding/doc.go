@@ -19,8 +19,8 @@
 // and a message's handling takes less than a quarter of the TTL, whatever
 // the network does. Shards go to the live hosts by rendezvous hashing: a
 // joining node takes its shards by handoff (the owner stops their entities,
-// then releases), and a dead node's shards are taken within the lease TTL
-// after its last renewal. Messages for a shard without a reachable owner
+// then releases), and a dead node's shards are taken within the longer of
+// the lease TTL and the failure bound after its last renewal. Messages for a shard without a reachable owner
 // wait on the node that holds them, up to WithBuffer's bound.
 //
 //	sh, err := sharding.Start(node, sharding.WithKind(sharding.Kind{
