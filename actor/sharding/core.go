@@ -534,6 +534,7 @@ func (s *Sharding) step() {
 	var takes []take
 	var drop []dropped
 	var flush []delivery
+	var stale []shardKey
 	s.mu.Lock()
 	for k, sh := range s.owned {
 		if now.Sub(sh.sentAt) >= s.valid {
@@ -582,6 +583,9 @@ func (s *Sharding) step() {
 	for k, q := range s.pending {
 		keep := q[:0]
 		routable := s.owned[k] != nil || s.ownerLocked(k) != ""
+		if !routable {
+			stale = append(stale, k)
+		}
 		for _, d := range q {
 			switch {
 			case routable:
@@ -601,6 +605,9 @@ func (s *Sharding) step() {
 	s.mu.Unlock()
 
 	s.undeliverableAll(drop)
+	for _, k := range stale {
+		s.refresh(k)
+	}
 	// Writes run on their own goroutines: a server that does not answer
 	// must not hold up the next tick's fencing.
 	for _, sh := range renew {
@@ -694,6 +701,11 @@ func (s *Sharding) take(t take) {
 		rev, err = s.kv.Update(ctx, t.k.key(), s.record(false), t.rev)
 	}
 	if err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			// The revision moved: read the lease rather than wait for the
+			// watcher, whose news may lag, or be lost with its consumer.
+			s.refresh(t.k)
+		}
 		return // another node was first, or the server is away: the next tick looks again
 	}
 	s.mu.Lock()
@@ -713,6 +725,30 @@ func (s *Sharding) take(t take) {
 	for _, d := range held {
 		s.route(d)
 	}
+}
+
+// refresh reads k's lease from the bucket and applies it, unless a read
+// of it is under way.
+func (s *Sharding) refresh(k shardKey) {
+	s.mu.Lock()
+	if s.refreshing[k] || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.refreshing[k] = true
+	defer s.mu.Unlock() // async's wg.Add under the lock: Close, having set closed, may be in wg.Wait
+	s.async(func() {
+		defer func() {
+			s.mu.Lock()
+			delete(s.refreshing, k)
+			s.mu.Unlock()
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), s.renew)
+		defer cancel()
+		if e, err := s.kv.Get(ctx, k.key()); err == nil {
+			s.apply(e)
+		}
+	})
 }
 
 // ask sends env and waits for the reply. It waits for the shard to have
@@ -748,6 +784,7 @@ func (s *Sharding) ask(ctx context.Context, env *envelope) (any, error) {
 		select {
 		case <-changed:
 		case <-tick.C:
+			s.refresh(k) // no route yet: the view of the lease may be stale
 		case <-ctx.Done():
 			return nil, fmt.Errorf("entity %s/%s: %w", env.Kind, env.ID, ctx.Err())
 		case <-deadline:

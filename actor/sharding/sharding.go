@@ -129,17 +129,19 @@ type Sharding struct {
 	region   actor.Ref
 	done     chan struct{} // closed by Close
 
-	mu      sync.Mutex
-	leases  map[shardKey]*leaseView
-	hosts   map[string]map[string]bool // node → kinds it hosts
-	owned   map[shardKey]*shard
-	taking  map[shardKey]bool // writes under way to take these
-	pending map[shardKey][]delivery
-	changed chan struct{} // closed and replaced when a lease changes
-	synced  time.Time     // when the watcher delivered the bucket's initial values
-	members map[string]bool
-	closed  bool
-	demoted bool // the cluster declared this node down: it hosts no more
+	mu     sync.Mutex
+	leases map[shardKey]*leaseView
+	hosts  map[string]map[string]bool // node → kinds it hosts
+	owned  map[shardKey]*shard
+	taking map[shardKey]bool // writes under way to take these
+	// refreshing: reads under way of these leases
+	refreshing map[shardKey]bool
+	pending    map[shardKey][]delivery
+	changed    chan struct{} // closed and replaced when a lease changes
+	synced     time.Time     // when the watcher delivered the bucket's initial values
+	members    map[string]bool
+	closed     bool
+	demoted    bool // the cluster declared this node down: it hosts no more
 	// finished: Close has returned; what is routed now is dead.
 	finished bool
 
@@ -209,6 +211,7 @@ func Start(n *remote.Node, opts ...Option) (*Sharding, error) {
 		done: make(chan struct{}), leases: make(map[shardKey]*leaseView), hosts: make(map[string]map[string]bool),
 		owned: make(map[shardKey]*shard), pending: make(map[shardKey][]delivery), changed: make(chan struct{}),
 		stop: make(chan struct{}), writes: make(chan struct{}, maxWrites), taking: make(map[shardKey]bool),
+		refreshing: make(map[shardKey]bool),
 	}
 	for i := range cfg.kinds {
 		k := cfg.kinds[i]
