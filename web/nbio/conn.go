@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -66,10 +67,18 @@ type connState struct {
 	// its callbacks.
 	readEnd bool
 
-	// deadline is when the request now arriving must have arrived, in
-	// nanoseconds of the server's clock; 0: none. Set by the poller, read by
-	// the sweeper.
+	// deadline is when the request now arriving must have arrived, or,
+	// between requests, when the idle timeout ends, in nanoseconds of the
+	// server's clock; 0: none. Read by the sweeper.
 	deadline atomic.Int64
+	// idleMu orders the poller's start and end of a request with the idle
+	// timeout a response arms (idleAfterResponse).
+	idleMu sync.Mutex
+	// pending counts the requests handed to the App whose handler has not
+	// returned; busy, that a request has begun arriving and is not yet
+	// complete; idle, that deadline is the idle timeout's. Under idleMu.
+	pending    int
+	busy, idle bool
 	hijacked atomic.Pointer[hijackedConn]
 	gone     atomic.Bool // closed, or found closed
 
@@ -287,8 +296,49 @@ func (st *connState) completed() {
 		st.skipLineEnds = 4
 	}
 	st.chunked, st.tooBig, st.req = false, false, requestCheck{}
+	st.idleMu.Lock()
+	st.pending++
+	st.busy, st.idle = false, false
 	st.deadline.Store(0)
-	_ = st.nc.SetReadDeadline(time.Time{})
+	st.idleMu.Unlock()
+}
+
+// begin is called by the poller at the first byte of a request: the header
+// timeout runs from now, unless the first request's runs from the
+// connection's opening.
+func (st *connState) begin() {
+	st.idleMu.Lock()
+	if st.deadline.Load() == 0 || st.idle {
+		st.deadline.Store(st.srv.deadline(st.srv.headerTimeout))
+	}
+	st.busy, st.idle = true, false
+	st.idleMu.Unlock()
+}
+
+// handled is called when a request's handler has returned.
+func (st *connState) handled() {
+	st.idleMu.Lock()
+	st.pending--
+	st.idleMu.Unlock()
+}
+
+// SetReadDeadline is what nbio calls after each response it writes, to
+// start its idle timeout (a timer of its own that would also run while a
+// request pipelined behind that response is with the App). The engine keeps
+// the idle timeout itself instead: from the end of a response after which
+// no request is with the App or arriving, as net/http counts it; t is not
+// used. nbio's own is set too far away to matter (noKeepalive).
+func (st *connState) SetReadDeadline(t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	st.idleMu.Lock()
+	defer st.idleMu.Unlock()
+	if st.pending == 0 && !st.busy && st.deadline.Load() == 0 && st.hijacked.Load() == nil {
+		st.deadline.Store(st.srv.deadline(st.srv.idleTimeout))
+		st.idle = true
+	}
+	return nil
 }
 
 // readRequestLine reads the request line from data, the first bytes of a
@@ -365,9 +415,7 @@ func (st *connState) read(data []byte) (status int, why string) {
 			st.skipLineEnds = 0
 			st.phase, st.scan, st.size, st.chunked, st.tooBig = phaseHeaders, inRequestLine, 0, false, false
 			st.req = requestCheck{}
-			if st.deadline.Load() == 0 {
-				st.deadline.Store(s.deadline(s.headerTimeout))
-			}
+			st.begin()
 			continue
 		case phaseDone:
 			return 0, ""

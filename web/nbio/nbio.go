@@ -88,6 +88,7 @@ func (engine) NewServer(srv *http.Server, s web.EngineSettings) (web.EngineServe
 		optionsHandler: !srv.DisableGeneralOptionsHandler,
 		handler:        srv.Handler,
 		headerTimeout:  headerTimeout,
+		idleTimeout:    idle,
 		bodyTimeout:    s.BodyTimeout,
 		writeTimeout:   writeTimeout,
 		// net/http reads a request's line and headers through a reader
@@ -113,7 +114,7 @@ func (engine) NewServer(srv *http.Server, s web.EngineSettings) (web.EngineServe
 		Network:       "tcp",
 		IOMod:         nbhttp.IOModNonBlocking,
 		NPoller:       0, // nbio's default: a quarter of the CPUs, at least one
-		KeepaliveTime: idle,
+		KeepaliveTime: noKeepalive,
 		// No WriteTimeout: nbio's is a deadline from the request's arrival,
 		// cleared by a write that leaves nothing queued; the engine keeps
 		// its own, re-armed as the bytes move (sweep).
@@ -137,6 +138,7 @@ type server struct {
 	optionsHandler bool
 	handler        http.Handler
 	headerTimeout  time.Duration // 0: none
+	idleTimeout    time.Duration // never 0
 	bodyTimeout    time.Duration // 0: none
 	writeTimeout   time.Duration // 0: none
 	headerLimit    int           // bytes of a request's line and headers
@@ -248,7 +250,15 @@ func (s *server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Close = true
 	}
 	ww.release()
+	if st != nil {
+		st.handled()
+	}
 }
+
+// noKeepalive is nbio's idle timeout, its read deadline between requests:
+// longer than any connection lives. The engine keeps the App's itself
+// (connState.SetReadDeadline, sweep).
+const noKeepalive = 100 * 365 * 24 * time.Hour
 
 // globalOptions answers OPTIONS *, as net/http does unless
 // http.Server.DisableGeneralOptionsHandler: 200, no body. It discards up to

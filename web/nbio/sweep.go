@@ -17,8 +17,9 @@ var (
 // headers (nbio reads the whole body before the handler runs), and a
 // response whose bytes made no progress for the write timeout — re-armed
 // as they move, like net/http's with the App's WithWriteTimeout, so a slow
-// client that keeps reading is never cut off. nbio's own read deadline is
-// the idle timeout between requests.
+// client that keeps reading is never cut off; and a connection left idle
+// for the idle timeout after a response, with no request with the App or
+// arriving (connState.SetReadDeadline).
 //
 // It looks every quarter of the shortest timeout (at least once a second,
 // to notice hijacked connections nbio closed on its own), so a connection
@@ -26,7 +27,7 @@ var (
 func (s *server) sweep() {
 	defer close(s.swept)
 	period := time.Second
-	for _, d := range []time.Duration{s.headerTimeout, s.bodyTimeout, s.writeTimeout} {
+	for _, d := range []time.Duration{s.headerTimeout, s.bodyTimeout, s.writeTimeout, s.idleTimeout} {
 		if d > 0 {
 			period = min(period, d/4)
 		}
