@@ -43,7 +43,16 @@ func openAccounts(ctx context.Context) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("LOOM_DATABASE_URL: %w", err)
 	}
-	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS cluster_accounts (id text PRIMARY KEY, balance bigint NOT NULL)`); err != nil {
+	// Every node creates the table if it is missing; the advisory lock
+	// keeps two from racing in PostgreSQL's catalog.
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('cluster_accounts'))`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS cluster_accounts (id text PRIMARY KEY, balance bigint NOT NULL)`)
+		return err
+	})
+	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("create cluster_accounts: %w", err)
 	}

@@ -92,7 +92,8 @@ func TestKilledNodeAccountsKeepTheirBalances(t *testing.T) {
 				return body[strings.LastIndex(body, " ")+1:]
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("deposit to %s: %d %q", id, status, body)
+				t.Fatalf("deposit to %s: %d %q; the front sees members %v and the accounts' shards owned by %v",
+					id, status, body, c.front.node.Members(), c.front.shards.Owners("account"))
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -17,6 +18,7 @@ import (
 func TestMain(m *testing.M) {
 	if name := os.Getenv(nodeEnv); name != "" {
 		if err := runNode(context.Background(), name, os.Stdin); err != nil {
+			fmt.Fprintln(os.Stderr, name+":", err)
 			os.Exit(1)
 		}
 		os.Exit(0)
