@@ -1,7 +1,9 @@
 package load
 
 import (
+	"context"
 	"crypto/tls"
+	"net"
 	"net/http"
 	"time"
 )
@@ -79,6 +81,14 @@ type Config struct {
 	// HTTP/1.1 alone. Each connection makes a full handshake when it opens
 	// (no session resumption); keep-alive connections then reuse it.
 	TLS *tls.Config
+
+	// Dial, when non-nil, opens each connection of the run in place of a
+	// net.Dialer, with network "tcp" and the target's host:port as addr
+	// (a SOCKS proxy, a connection with chosen socket options, a conn
+	// that counts its bytes). ctx ends at Timeout, or when the run stops;
+	// Dial must return by then. An https target's TLS handshake is made on
+	// the connection it returns. Nil means a net.Dialer.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	// ExpectStatus reports whether a status code counts as served; nil means
 	// 2xx. See ParseStatus.

@@ -106,7 +106,7 @@ feed:
 
 // holdOne opens one connection and makes one exchange on it.
 func holdOne(ctx context.Context, dialer *net.Dialer, req *request, timeout time.Duration) (net.Conn, error) {
-	nc, err := dial(ctx, dialer, req.addr, clientTLS(nil, *req))
+	nc, err := dial(ctx, dialer, nil, req.addr, clientTLS(nil, *req))
 	if err != nil {
 		return nil, err
 	}

@@ -26,17 +26,33 @@ func clientTLS(base *tls.Config, req request) *tls.Config {
 	return c
 }
 
-// dial opens a connection to addr and, when tc is not nil, makes the TLS
-// handshake on it, both within the dialer's timeout.
-func dial(ctx context.Context, d *net.Dialer, addr string, tc *tls.Config) (net.Conn, error) {
-	nc, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil || tc == nil {
-		return nc, err
-	}
+// dial opens a connection to addr, with custom (Config.Dial) when it is not
+// nil and d otherwise, and, when tc is not nil, makes the TLS handshake on
+// it, both within the dialer's timeout.
+func dial(ctx context.Context, d *net.Dialer, custom func(context.Context, string, string) (net.Conn, error), addr string, tc *tls.Config) (net.Conn, error) {
 	if d.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d.Timeout)
 		defer cancel()
+	}
+	var nc net.Conn
+	var err error
+	if custom == nil {
+		nc, err = d.DialContext(ctx, "tcp", addr)
+	} else {
+		nc, err = custom(ctx, "tcp", addr)
+		if err != nil {
+			if nc != nil {
+				nc.Close()
+			}
+			return nil, err
+		}
+		if nc == nil {
+			return nil, fmt.Errorf("dial %s: Config.Dial returned neither a connection nor an error", addr)
+		}
+	}
+	if err != nil || tc == nil {
+		return nc, err
 	}
 	c := tls.Client(nc, tc)
 	if err := c.HandshakeContext(ctx); err != nil {

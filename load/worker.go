@@ -69,7 +69,7 @@ func (w *worker) connect(i int) failure {
 		return aborted
 	}
 	idx := r.reqs[i].addrIndex
-	nc, err := dial(r.ctx, &r.dialer, r.addrs[idx], r.addrTLS[idx])
+	nc, err := dial(r.ctx, &r.dialer, r.cfg.Dial, r.addrs[idx], r.addrTLS[idx])
 	<-r.dialSlots
 	if err != nil {
 		if r.stopped.Load() {
