@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -365,5 +367,60 @@ func TestPoolPeakWaiting(t *testing.T) {
 	c.Release()
 	if got := pool.peak.Load(); got != waiters {
 		t.Errorf("peak waiting %d; want %d, the four that waited together", got, waiters)
+	}
+}
+
+// cancelOnServed is a terminal for Options.Progress that cancels a run once
+// its bar shows a request served: the load is under way.
+type cancelOnServed struct {
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	seen   bool
+}
+
+var servedOnBar = regexp.MustCompile(`\s[1-9][0-9,]* req`)
+
+func (c *cancelOnServed) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.seen && servedOnBar.Match(p) {
+		c.seen = true
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+// TestDatabaseRunInterruptedMidLoad cancels Run while a database
+// scenario's load runs: the run is failed as interrupted, and the
+// database's count is not taken on the cancelled context, which would fail
+// it with a database error instead (runner.go, the check's ctx.Err() == nil).
+func TestDatabaseRunInterruptedMidLoad(t *testing.T) {
+	needPostgres(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	term := &cancelOnServed{cancel: cancel}
+	report, err := Run(ctx, Options{
+		Scenarios: []string{"test-db"}, Quick: true, Executable: exe, Env: []string{serveEnv + "=1"},
+		Catalogue: testCatalogue(), Command: "go test", Rounds: 1, Progress: term, Terminal: true,
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v; want context.Canceled", err)
+	}
+	term.mu.Lock()
+	seen := term.seen
+	term.mu.Unlock()
+	if !seen {
+		t.Fatal("the progress bar never showed a request served: the run was not cancelled mid-load")
+	}
+	if len(report.Scenarios) != 1 || len(report.Scenarios[0].Runs) != 1 {
+		t.Fatalf("report %+v; want the one run", report.Scenarios)
+	}
+	run := report.Scenarios[0].Runs[0]
+	if run.Status != StatusFailed || !strings.HasPrefix(run.Failure, "interrupted") || run.Database != nil {
+		t.Errorf("status %s (%s), database %+v; want failed as interrupted, no database figures", run.Status, run.Failure, run.Database)
 	}
 }
