@@ -98,6 +98,25 @@ func TestKilledNodeAccountsKeepTheirBalances(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	// A worker hosts shards once the others have heard from it: until
+	// then the first to start may take them all. Deposit once every worker
+	// owns some, so the accounts spread over the three.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		owning := map[string]bool{}
+		for _, owner := range c.front.shards.Owners("account") {
+			owning[owner] = true
+		}
+		all := true
+		for _, w := range c.workers {
+			all = all && owning[w.name]
+		}
+		if all {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the accounts' shards not spread over the three workers in 60 s: owners %v", c.front.shards.Owners("account"))
+		}
+	}
 	accounts := make([]string, 30)
 	on := map[string]string{}
 	for i := range accounts {
