@@ -176,11 +176,12 @@ func (b *requestBody) Read(p []byte) (int, error) {
 // malformed reports whether err, from net/http's body reader, says the
 // body's framing is malformed (a chunk size that is not hexadecimal, a
 // chunk without its CRLF): net/http's errors for those are its own, and
-// the others are of the connection or of a closed body.
+// the others are of the connection (a net.Error, net.ErrClosed included),
+// a body cut short, or a closed body.
 func malformed(err error) bool {
 	var ne net.Error
 	return !errors.As(err, &ne) && !errors.Is(err, io.ErrUnexpectedEOF) &&
-		!errors.Is(err, net.ErrClosed) && !errors.Is(err, http.ErrBodyReadAfterClose)
+		!errors.Is(err, http.ErrBodyReadAfterClose)
 }
 
 // malformedBodyError is what a body's Read returns when its framing is

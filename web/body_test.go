@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -574,5 +575,63 @@ func TestBodyReadErrorsAnswers(t *testing.T) {
 	// The client withholds the rest of the body.
 	if line, err := bufio.NewReader(c).ReadString('\n'); !strings.HasPrefix(line, "HTTP/1.1 500 ") {
 		t.Errorf("a body cut by the server's ReadTimeout: got %q, %v; want 500", line, err)
+	}
+}
+
+// closedAfterHead is a listener whose connections, once a request head
+// has arrived, fail every read with a bare net.ErrClosed, as a connection
+// the server side closed under the read says it (a user-space net.Conn
+// returns it unwrapped; a socket's comes in a *net.OpError).
+type closedAfterHead struct{ net.Listener }
+
+func (l closedAfterHead) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &closingConn{Conn: c}, nil
+}
+
+type closingConn struct {
+	net.Conn
+	seen []byte // only the reading goroutine touches it
+	head bool
+}
+
+func (c *closingConn) Read(p []byte) (int, error) {
+	if c.head {
+		return 0, net.ErrClosed
+	}
+	n, err := c.Conn.Read(p)
+	c.seen = append(c.seen, p[:n]...)
+	c.head = bytes.Contains(c.seen, []byte("\r\n\r\n"))
+	return n, err
+}
+
+// TestBodyReadOnAClosedConnection: a body whose connection is closed under
+// the handler's read is not the client's malformed body (400) but the 500
+// of any other failed read. A bare net.ErrClosed is a net.Error, so
+// malformed's net.Error term is the one that says so.
+func TestBodyReadOnAClosedConnection(t *testing.T) {
+	app := newApp(t)
+	app.Post("/", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.ReadAll(r.Body)
+		return err
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ctx, closedAfterHead{ln}) }()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	if got := rawStatus(t, ln.Addr().String(), "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n"); !strings.HasPrefix(got, "HTTP/1.1 500 ") {
+		t.Errorf("a body read on a closed connection: got %q; want 500", got)
 	}
 }
