@@ -56,22 +56,34 @@ func (n *Node) onBatch(m *nats.Msg) {
 // lastTell is what the batch's last tell resolved, which the next reuses
 // for the fields it shares (frame.same).
 type lastTell struct {
-	sender  actor.Ref
-	dec     decoder
-	decErr  error
-	to      actor.Ref
-	toFound bool
-	toKnown bool // to and toFound are the frame's
+	sender actor.Ref
+	// senderKnown: sender is the frame's, resolved.
+	senderKnown bool
+	dec         decoder
+	decErr      error
+	to          actor.Ref
+	toFound     bool
+	toKnown     bool // to and toFound are the frame's
 }
 
 func (n *Node) handle(p *peer, f *frame, last *lastTell) {
 	switch f.kind {
 	case kindTell:
 		if f.same&sameSender == 0 {
-			last.sender = actor.Ref{}
-			if len(f.senderPath) > 0 {
-				last.sender = n.resolve(p, f.senderNode, f.senderPath)
+			last.senderKnown = false
+		}
+		// The sender is resolved when it is needed: a reply to an Ask
+		// never needs it unless it is a dead letter, and resolving makes
+		// a proxy for each replying actor.
+		sender := func() actor.Ref {
+			if !last.senderKnown {
+				last.sender = actor.Ref{}
+				if len(f.senderPath) > 0 {
+					last.sender = n.resolve(p, f.senderNode, f.senderPath)
+				}
+				last.senderKnown = true
 			}
+			return last.sender
 		}
 		if f.same&sameType == 0 {
 			last.dec, last.decErr = n.codecs.decoder(f.typeName)
@@ -79,16 +91,15 @@ func (n *Node) handle(p *peer, f *frame, last *lastTell) {
 		if f.same&sameTo == 0 {
 			last.toKnown = false
 		}
-		sender := last.sender
 		msg, err := last.dec.decode(f.typeName, f.payload, last.decErr)
 		if err != nil {
 			n.malformed.Add(1)
-			n.sys.Undelivered(actor.DeadLetter{Sender: sender, Message: f.typeName, Reason: fmt.Errorf("from %s: %w", p.name, err)})
+			n.sys.Undelivered(actor.DeadLetter{Sender: sender(), Message: f.typeName, Reason: fmt.Errorf("from %s: %w", p.name, err)})
 			return
 		}
 		if f.to[0] == '$' {
 			if len(f.to) < len(askPrefix) || string(f.to[:len(askPrefix)]) != askPrefix || !n.answer(f.to, msg) {
-				n.sys.Undelivered(actor.DeadLetter{Sender: sender, Message: msg,
+				n.sys.Undelivered(actor.DeadLetter{Sender: sender(), Message: msg,
 					Reason: fmt.Errorf("%w: reply to %s: the Ask has ended", actor.ErrStopped, f.to)})
 			}
 			return
@@ -99,7 +110,7 @@ func (n *Node) handle(p *peer, f *frame, last *lastTell) {
 		}
 		to := last.to
 		if !last.toFound {
-			n.sys.Undelivered(actor.DeadLetter{Sender: sender, Message: msg,
+			n.sys.Undelivered(actor.DeadLetter{Sender: sender(), Message: msg,
 				Reason: fmt.Errorf("%w: %s on %s", actor.ErrNotFound, f.to, n.name)})
 			return
 		}
@@ -109,7 +120,7 @@ func (n *Node) handle(p *peer, f *frame, last *lastTell) {
 				ctx = n.sys.ExtractContext(ctx, &c)
 			}
 		}
-		to.TellFrom(ctx, msg, sender)
+		to.TellFrom(ctx, msg, sender())
 	case kindSignal:
 		to, ok := n.localRef(f.to)
 		switch s := actor.Signal(f.signal); s {
