@@ -7,9 +7,12 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -30,6 +33,89 @@ func serveMemory(n *remote.Node) (*nats.Subscription, error) {
 		runtime.ReadMemStats(&ms)
 		_ = m.Respond(binary.AppendUvarint(nil, ms.HeapAlloc))
 	})
+}
+
+// profileEnv names a directory: the benchmark then writes CPU and
+// allocation profiles of the driver and of each host there, covering the
+// throughput window (<node>.cpu.pprof, <node>.allocs.pprof).
+const profileEnv = "LOOM_SHARDING_BENCH_PROFILE"
+
+// serveProfile answers requests on loom.bench.prof.<node>: "start <dir>"
+// starts a CPU profile and resets nothing else, "stop" writes the CPU
+// profile and an allocation profile to dir.
+func serveProfile(n *remote.Node) (*nats.Subscription, error) {
+	var mu sync.Mutex
+	var stop func() error
+	return n.Conn().Subscribe("loom.bench.prof."+n.Name(), func(m *nats.Msg) {
+		mu.Lock()
+		defer mu.Unlock()
+		var err error
+		if dir, ok := strings.CutPrefix(string(m.Data), "start "); ok {
+			stop, err = startProfile(dir, n.Name())
+		} else if stop != nil {
+			err, stop = stop(), nil
+		}
+		reply := "ok"
+		if err != nil {
+			reply = err.Error()
+		}
+		_ = m.Respond([]byte(reply))
+	})
+}
+
+// startProfile starts a CPU profile into dir/<name>.cpu.pprof; the
+// function it returns stops it and writes dir/<name>.allocs.pprof.
+func startProfile(dir, name string) (func() error, error) {
+	f, err := os.Create(filepath.Join(dir, name+".cpu.pprof"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return err
+		}
+		a, err := os.Create(filepath.Join(dir, name+".allocs.pprof"))
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		return pprof.Lookup("allocs").WriteTo(a, 0)
+	}, nil
+}
+
+func profileOf(nc *nats.Conn, node, cmd string) error {
+	m, err := nc.Request("loom.bench.prof."+node, []byte(cmd), 30*time.Second)
+	if err != nil {
+		return fmt.Errorf("profile of %s: %w", node, err)
+	}
+	if string(m.Data) != "ok" {
+		return fmt.Errorf("profile of %s: %s", node, m.Data)
+	}
+	return nil
+}
+
+// cpuTime returns the user and system CPU time process pid has used, read
+// from /proc (Linux only; 0 elsewhere).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The fields after the command, which is in parentheses: utime and
+	// stime are the 12th and 13th of them, in clock ticks (100 a second).
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
 func heapOf(nc *nats.Conn, node string) (uint64, error) {
@@ -92,7 +178,7 @@ func BenchmarkEntities(b *testing.B) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	startProcess(b, natsChildEnv+"="+strconv.Itoa(port), natsStoreEnv+"="+b.TempDir())
+	natsProc := startProcess(b, natsChildEnv+"="+strconv.Itoa(port), natsStoreEnv+"="+b.TempDir())
 	url := "nats://127.0.0.1:" + strconv.Itoa(port)
 	cluster := fmt.Sprintf("bench%d", os.Getpid())
 	hosts := map[string]*child{}
@@ -130,6 +216,26 @@ func BenchmarkEntities(b *testing.B) {
 	slices.Sort(lat)
 
 	// Throughput: 2,000 in flight for the window.
+	profDir := os.Getenv(profileEnv)
+	var stopProfile func() error
+	if profDir != "" {
+		for name := range hosts {
+			if err := profileOf(nc, name, "start "+profDir); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if stopProfile, err = startProfile(profDir, "driver"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	pids := []int{os.Getpid(), natsProc.cmd.Process.Pid}
+	for _, h := range hosts {
+		pids = append(pids, h.cmd.Process.Pid)
+	}
+	var cpu0 time.Duration
+	for _, pid := range pids {
+		cpu0 += cpuTime(pid)
+	}
 	var ok, mismatched atomic.Int64
 	stop := time.Now().Add(window)
 	next.Store(0)
@@ -152,7 +258,22 @@ func BenchmarkEntities(b *testing.B) {
 		}
 	})
 	elapsed := window + time.Since(stop)
+	var cpu time.Duration
+	for _, pid := range pids {
+		cpu += cpuTime(pid)
+	}
+	cpu -= cpu0
 	b.StopTimer()
+	if profDir != "" {
+		if err := stopProfile(); err != nil {
+			b.Fatal(err)
+		}
+		for name := range hosts {
+			if err := profileOf(nc, name, "stop"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 
 	var heap uint64
 	for name := range hosts {
@@ -193,6 +314,7 @@ func BenchmarkEntities(b *testing.B) {
 	})
 
 	b.ReportMetric(float64(ok.Load())/elapsed.Seconds(), "msg/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(max(ok.Load(), 1)), "cpu-µs/msg")
 	b.ReportMetric(float64(mismatched.Load()), "mismatched")
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "act-p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "act-p99-ms")

@@ -32,6 +32,7 @@ type shard struct {
 	state    shardState
 	fenced   bool // stopping because the lease lapsed or was lost: not released
 	renewing bool
+	swept    time.Time // when passivateLocked last looked at the entities
 	entities map[string]*entity
 	buffer   []delivery    // messages that came while stopping
 	stopped  chan struct{} // closed once a stopping shard's entities have stopped
@@ -622,9 +623,20 @@ func (s *Sharding) step() {
 }
 
 // passivateLocked stops sh's entities idle past their kind's
-// PassivateAfter. The caller holds s.mu.
+// PassivateAfter, and forgets those their supervisor stopped. It looks at
+// each entity every quarter of PassivateAfter (every TTL for a kind that
+// never passivates), at least a tick apart: a shard may hold tens of
+// thousands. The caller holds s.mu.
 func (s *Sharding) passivateLocked(sh *shard, now time.Time) {
 	after := s.kinds[sh.key.kind].PassivateAfter
+	every := s.ttl
+	if after > 0 {
+		every = after / 4
+	}
+	if now.Sub(sh.swept) < max(every, s.tick) {
+		return
+	}
+	sh.swept = now
 	for id, e := range sh.entities {
 		if e.stopping {
 			continue

@@ -161,9 +161,14 @@ func runChild(name string) int {
 	if err != nil {
 		return fail(err)
 	}
+	profSub, err := serveProfile(n)
+	if err != nil {
+		return fail(err)
+	}
 	fmt.Println("ready")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	_ = memSub.Unsubscribe()
+	_ = profSub.Unsubscribe()
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	_ = sh.Close(ctx)
