@@ -348,7 +348,32 @@ func (s *Sharding) forward(owner string, d delivery) {
 		s.undeliverable(d, fmt.Errorf("%w: %d", ErrTooManyHops, maxHops))
 		return
 	}
-	s.node.Ref(owner, "/"+regionName).TellFrom(d.ctx, d.env, d.sender)
+	s.regionOf(owner).TellFrom(d.ctx, d.env, d.sender)
+}
+
+// regionOf returns the Ref of node's region actor.
+func (s *Sharding) regionOf(node string) actor.Ref {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.regionOfLocked(node)
+}
+
+// regionOfLocked returns the Ref of node's region actor, kept while it
+// lives: a new incarnation of the node gets a new one. The caller holds
+// s.mu.
+func (s *Sharding) regionOfLocked(node string) actor.Ref {
+	if r, ok := s.regions[node]; ok && !isDone(r) {
+		return r
+	}
+	r := s.node.Ref(node, "/"+regionName)
+	if r.IsZero() {
+		return r
+	}
+	if len(s.regions) >= maxRegions {
+		clear(s.regions)
+	}
+	s.regions[node] = r
+	return r
 }
 
 // deliverLocked hands d to its entity on shard sh, activating it, or
@@ -777,6 +802,10 @@ func (s *Sharding) ask(ctx context.Context, env *envelope) (any, error) {
 		if sh == nil {
 			owner = s.ownerLocked(k)
 		}
+		var region actor.Ref
+		if owner != "" {
+			region = s.regionOfLocked(owner)
+		}
 		changed := s.changed
 		s.mu.Unlock()
 		switch {
@@ -784,7 +813,7 @@ func (s *Sharding) ask(ctx context.Context, env *envelope) (any, error) {
 			return s.region.Ask(ctx, env)
 		case owner != "":
 			env.Hops = 1
-			return s.node.Ref(owner, "/"+regionName).Ask(ctx, env)
+			return region.Ask(ctx, env)
 		}
 		if tick == nil { // the first wait: most Asks find a route at once
 			timer := time.NewTimer(s.bufWait)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -34,6 +33,9 @@ const maxHops = 4
 
 // maxWrites bounds the bucket writes (renewals, takes) under way at once.
 const maxWrites = 16
+
+// maxRegions bounds the region Refs a node keeps.
+const maxRegions = 1024
 
 // regionName is the name of the actor that receives a node's envelopes.
 const regionName = "loom-sharding"
@@ -140,6 +142,7 @@ type Sharding struct {
 	changed    chan struct{} // closed and replaced when a lease changes
 	synced     time.Time     // when the watcher delivered the bucket's initial values
 	members    map[string]bool
+	regions    map[string]actor.Ref // node → its region actor (regionOfLocked)
 	closed     bool
 	demoted    bool // the cluster declared this node down: it hosts no more
 	// finished: Close has returned; what is routed now is dead.
@@ -211,7 +214,7 @@ func Start(n *remote.Node, opts ...Option) (*Sharding, error) {
 		done: make(chan struct{}), leases: make(map[shardKey]*leaseView), hosts: make(map[string]map[string]bool),
 		owned: make(map[shardKey]*shard), pending: make(map[shardKey][]delivery), changed: make(chan struct{}),
 		stop: make(chan struct{}), writes: make(chan struct{}, maxWrites), taking: make(map[shardKey]bool),
-		refreshing: make(map[shardKey]bool),
+		refreshing: make(map[shardKey]bool), regions: make(map[string]actor.Ref),
 	}
 	for i := range cfg.kinds {
 		k := cfg.kinds[i]
@@ -295,9 +298,22 @@ func validName(s string) bool {
 // ShardOf returns the shard of id among n shards: FNV-1a of id, its bits
 // mixed by murmur3's finalizer, modulo n.
 func ShardOf(id string, n int) int {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(id))
-	return int(mix(h.Sum64()) % uint64(n))
+	return int(mix(fnv64a(id)) % uint64(n))
+}
+
+// fnv64a is FNV-1a of s, as hash/fnv computes it, without its allocations:
+// every message's shard is computed on the sending node and on the owner.
+func fnv64a(s string) uint64 {
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	h := uint64(offset)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= prime
+	}
+	return h
 }
 
 // Entity returns a Ref to the entity id of kind: Tell, Send, Ask and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -317,4 +318,19 @@ func moves(hosts map[string]*member) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// Placement must not change with the hash's implementation: nodes of two
+// builds agree on every shard only if fnv64a is hash/fnv's FNV-1a.
+func TestShardHashIsFNV1a(t *testing.T) {
+	for _, id := range []string{"", "e0", "e99999", "c-42", "ü", strings.Repeat("x", 300)} {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(id))
+		if got, want := fnv64a(id), h.Sum64(); got != want {
+			t.Errorf("fnv64a(%q) = %#x, want %#x", id, got, want)
+		}
+		if got, want := ShardOf(id, 128), int(mix(h.Sum64())%128); got != want {
+			t.Errorf("ShardOf(%q, 128) = %d, want %d", id, got, want)
+		}
+	}
 }
