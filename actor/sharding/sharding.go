@@ -58,7 +58,9 @@ type Kind struct {
 	// afresh (messages that reach it while it stops are dead letters).
 	Supervisor actor.Supervisor
 	// PassivateAfter stops an entity idle that long (no message delivered
-	// to it); the next message activates it again. 0 never passivates.
+	// to it), checked every quarter of it (at least every control tick):
+	// an idle entity stops within 1.25 times PassivateAfter plus a tick.
+	// The next message activates it again. 0 never passivates.
 	PassivateAfter time.Duration
 }
 
