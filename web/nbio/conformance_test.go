@@ -136,6 +136,11 @@ var conformance = []struct {
 		want: []string{`200 POST / host=a x="" body="hello"`}},
 	{name: "a length with a plus sign", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +5\r\n\r\nhello", rfc: "9110 §8.6",
 		want: []string{"400"}, close: true},
+	// In HTTP/1.0 too, with net/http's answer whole: the parser's error is
+	// not the one of a Transfer-Encoding in HTTP/1.0 (conn.go, read's
+	// status == 501).
+	{name: "a length that is not a number, in HTTP/1.0", raw: "GET / HTTP/1.0\r\nContent-Length: abc\r\n\r\n", rfc: "9110 §8.6",
+		want: []string{"400 400 Bad Request"}, close: true},
 	{name: "a negative length", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", rfc: "9110 §8.6",
 		want: []string{"400"}, close: true},
 	{name: "an empty length", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length:\r\n\r\n", rfc: "9110 §8.6",
