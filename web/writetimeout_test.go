@@ -2,12 +2,14 @@ package web_test
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +206,56 @@ func TestWriteTimeoutRestartsOnProgress(t *testing.T) {
 		if got, took := webtest.ReadSlowly(t, url, path, pause); got < size {
 			t.Errorf("GET %s: read %d bytes in %v; want the whole %d-byte body and its headers", path, got, took, size)
 		}
+	}
+}
+
+// TestReadFromEndsAtTheFilesEnd: a handler that copies a file of several
+// write chunks with io.Copy, its length declared, hands the response
+// connection a reader without a limit (no io.LimitedReader), so the
+// chunked ReadFrom that re-arms the write timeout can end only at the
+// file's end, on the first short chunk (writetimeout.go, ReadFrom's
+// n < chunk). Without it the copy never returns.
+func TestReadFromEndsAtTheFilesEnd(t *testing.T) {
+	const chunk = 16 << 10
+	defer web.SetWriteChunk(chunk)()
+	const size = 2*chunk + 1000
+	want := make([]byte, size)
+	for i := range want {
+		want[i] = byte(i % 251)
+	}
+	path := filepath.Join(t.TempDir(), "f.bin")
+	if err := os.WriteFile(path, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	copied := make(chan error, 1)
+	app := newApp(t)
+	app.Get("/f", func(w http.ResponseWriter, r *http.Request) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		_, err = io.Copy(w, f)
+		copied <- err
+		return err
+	})
+	url, _ := serveApp(t, app)
+	resp, err := http.Get(url + "/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes, %v; want the file's %d", len(got), err, size)
+	}
+	select {
+	case err := <-copied:
+		if err != nil {
+			t.Errorf("io.Copy: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler's io.Copy had not returned 10 s after the whole file arrived")
 	}
 }
