@@ -79,8 +79,8 @@ type connState struct {
 	// complete; idle, that deadline is the idle timeout's. Under idleMu.
 	pending    int
 	busy, idle bool
-	hijacked atomic.Pointer[hijackedConn]
-	gone     atomic.Bool // closed, or found closed
+	hijacked   atomic.Pointer[hijackedConn]
+	gone       atomic.Bool // closed, or found closed
 
 	// queued counts the bytes handed to nbio to write, written those nbio
 	// has written to the socket (OnWrittenSize); queued is added to first,
