@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -173,5 +174,83 @@ func TestDialErrorIsClassified(t *testing.T) {
 	res := mustRun(t, Config{Targets: []Target{{URL: url}}, Requests: 1, Dial: dial})
 	if res.Errors.Refused != 1 || res.Errors.Total() != 1 {
 		t.Errorf("errors %+v; want one refused", res.Errors)
+	}
+}
+
+// stallingDial is a Config.Dial whose connections hold the first response
+// back until the run stops, and then deliver it: they ignore the deadline
+// in the past that a stop sets to cut reads off, and take it as the cue to
+// let the response through. A request so answered completed after the
+// end of the run.
+type stallingDial struct {
+	written chan struct{} // closed after the first write
+	stopped chan struct{} // closed when a stop's deadline is set
+	once    sync.Once
+	stop    sync.Once
+}
+
+func newStallingDial() *stallingDial {
+	return &stallingDial{written: make(chan struct{}), stopped: make(chan struct{})}
+}
+
+func (s *stallingDial) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &stallingConn{Conn: nc, s: s}, nil
+}
+
+type stallingConn struct {
+	net.Conn
+	s *stallingDial
+}
+
+func (c *stallingConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.s.once.Do(func() { close(c.s.written) })
+	return n, err
+}
+
+func (c *stallingConn) Read(p []byte) (int, error) {
+	<-c.s.stopped
+	return c.Conn.Read(p)
+}
+
+func (c *stallingConn) SetDeadline(t time.Time) error {
+	if !t.IsZero() && t.Before(time.Now().Add(-time.Hour)) {
+		c.s.stop.Do(func() { close(c.s.stopped) })
+		return nil
+	}
+	return c.Conn.SetDeadline(t)
+}
+
+// TestResponseAfterTheStopIsNotCounted: a response that arrives whole after
+// the run stopped is not counted, served or failed, as in wrk; the run
+// ends with it (closed.go and pipeline.go, the r.stopped.Load() after a
+// response).
+func TestResponseAfterTheStopIsNotCounted(t *testing.T) {
+	for _, pipeline := range []int{0, 2} {
+		t.Run("pipeline "+strconv.Itoa(pipeline), func(t *testing.T) {
+			url, seen := dropServer(t, 1<<20)
+			sd := newStallingDial()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				<-sd.written
+				cancel()
+			}()
+			res, err := Run(ctx, Config{Targets: []Target{{URL: url}}, Connections: 1, Pipeline: pipeline, Timeout: 10 * time.Second, Dial: sd.dial})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Requests != 0 || res.Errors.Total() != 0 {
+				t.Errorf("served %d, errors %+v; want nothing counted after the stop", res.Requests, res.Errors)
+			}
+			if seen.Load() == 0 {
+				t.Error("the server read no request: the response was not held back, it never existed")
+			}
+		})
 	}
 }
