@@ -137,12 +137,15 @@ func (a *remoteActor) Ask(ctx context.Context, msg any) (any, error) {
 	id := n.askSeq
 	n.asks[id] = pa
 	n.askMu.Unlock()
-	defer func() {
+	// answer removes the Ask it replies to; an Ask that ends unanswered
+	// removes itself.
+	forget := func() {
 		n.askMu.Lock()
 		delete(n.asks, id)
 		n.askMu.Unlock()
-	}()
+	}
 	if err := a.p.tellFrom(ctx, a.path, msg, "", askPrefix+strconv.FormatUint(id, 10)); err != nil {
+		forget()
 		n.sys.Undelivered(actor.DeadLetter{Recipient: a.ref, Message: msg, Reason: err})
 		return nil, err
 	}
@@ -153,8 +156,10 @@ func (a *remoteActor) Ask(ctx context.Context, msg any) (any, error) {
 		}
 		return v, nil
 	case <-ctx.Done():
+		forget()
 		return nil, ctx.Err()
 	case <-a.p.gone:
+		forget()
 		// A reply that came first wins.
 		select {
 		case v := <-pa.reply:

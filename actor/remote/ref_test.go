@@ -383,3 +383,34 @@ func BenchmarkRemoteAsk(b *testing.B) {
 		}
 	}
 }
+
+// An Ask answered, failed or timed out leaves nothing behind in the node's
+// table of pending Asks.
+func TestAsksLeaveNoPendingEntry(t *testing.T) {
+	ns := startNATS(t)
+	a, b := join(t, ns, "a"), join(t, ns, "b")
+	spawn(t, b.System(), "echo", echo)
+	spawn(t, b.System(), "mute", func(*actor.Context, any) {})
+	waitMembers(t, a, "b")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range 100 {
+		if _, err := a.Ref("b", "/echo").Ask(ctx, "hi"); err != nil {
+			t.Fatalf("Ask echo = %v", err)
+		}
+	}
+	if _, err := a.Ref("b", "/nobody").Ask(ctx, "hi"); !errors.Is(err, actor.ErrNotFound) {
+		t.Fatalf("Ask nobody = %v; want ErrNotFound", err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancelShort()
+	if _, err := a.Ref("b", "/mute").Ask(short, "hi"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Ask mute = %v; want DeadlineExceeded", err)
+	}
+	a.askMu.Lock()
+	left := len(a.asks)
+	a.askMu.Unlock()
+	if left != 0 {
+		t.Errorf("%d Asks pending after all ended; want 0", left)
+	}
+}
