@@ -27,8 +27,9 @@ const (
 // shard is a shard this node holds the lease of.
 type shard struct {
 	key      shardKey
-	rev      uint64    // the lease's revision this node wrote last
-	sentAt   time.Time // when the write of rev was sent: the lease is trusted until sentAt+valid
+	rev      uint64      // the lease's revision this node wrote last
+	sentAt   time.Time   // when the write of rev was sent: the lease is trusted until sentAt+valid
+	lease    *leaseClock // sentAt+valid for the entities, which check it before each message
 	state    shardState
 	fenced   bool // stopping because the lease lapsed or was lost: not released
 	renewing bool
@@ -217,7 +218,7 @@ func (s *Sharding) apply(e jetstream.KeyValueEntry) {
 	v.rev, v.rec, v.seenAt, v.absent = e.Revision(), rec, time.Now(), !put
 	if sh := s.owned[k]; sh != nil && sh.rev != v.rev && (!put || rec.Instance != s.instance) {
 		// Someone else wrote the lease: this node lost it.
-		s.beginStop(sh, true)
+		s.fenceLocked(sh)
 	}
 	if s.owned[k] == nil && s.ownerLocked(k) != "" {
 		flush = s.pending[k]
@@ -395,7 +396,7 @@ func (s *Sharding) deliverLocked(sh *shard, d delivery, drop []dropped) []droppe
 		k := s.kinds[sh.key.kind]
 		id := d.env.ID
 		ref, err := s.sys.Spawn(actor.Props{
-			New:        func() actor.Actor { return newEntity(k, id) },
+			New:        func() actor.Actor { return newEntity(k, id, sh.lease) },
 			Dispatcher: k.Dispatcher, Supervisor: k.Supervisor,
 		})
 		if err != nil {
@@ -445,6 +446,14 @@ func (s *Sharding) undeliverableAll(drop []dropped) {
 // undeliverable sends d to dead letters; an Ask's sender learns why.
 func (s *Sharding) undeliverable(d delivery, err error) {
 	s.sys.Undelivered(actor.DeadLetter{Sender: d.sender, Message: d.env.Msg, Reason: fmt.Errorf("entity %s/%s: %w", d.env.Kind, d.env.ID, err)})
+}
+
+// fenceLocked stops sh's entities because its lease lapsed or another node
+// wrote it: they handle no more messages and neither hear Stopping nor
+// Save. The caller holds s.mu.
+func (s *Sharding) fenceLocked(sh *shard) {
+	sh.lease.lose()
+	s.beginStop(sh, true)
 }
 
 // beginStop stops sh's entities: a handoff lets each handle what is queued
@@ -564,7 +573,7 @@ func (s *Sharding) step() {
 	s.mu.Lock()
 	for k, sh := range s.owned {
 		if now.Sub(sh.sentAt) >= s.valid {
-			s.beginStop(sh, true) // self-fence: the lease may be taken soon
+			s.fenceLocked(sh) // self-fence: the lease may be taken soon
 			continue
 		}
 		if !sh.renewing && !sh.fenced && now.Sub(sh.sentAt) >= s.renew {
@@ -708,13 +717,14 @@ func (s *Sharding) renewOne(sh *shard) {
 	sh.renewing = false
 	switch {
 	case err == nil:
-		if sh.rev == rev {
+		if sh.rev == rev && !sh.lease.lost.Load() {
 			sh.rev, sh.sentAt = next, sent
+			sh.lease.extend(sent, s.valid)
 		}
 	case errors.Is(err, jetstream.ErrKeyExists):
 		// The revision moved: another node holds the lease now.
 		if s.owned[sh.key] == sh {
-			s.beginStop(sh, true)
+			s.fenceLocked(sh)
 		}
 	}
 }
@@ -753,7 +763,7 @@ func (s *Sharding) take(t take) {
 		_, _ = s.kv.Update(ctx, t.k.key(), s.record(true), rev)
 		return
 	}
-	sh := &shard{key: t.k, rev: rev, sentAt: sent, entities: make(map[string]*entity)}
+	sh := &shard{key: t.k, rev: rev, sentAt: sent, lease: newLeaseClock(sent, s.valid), entities: make(map[string]*entity)}
 	s.owned[t.k] = sh
 	held := s.pending[t.k]
 	delete(s.pending, t.k)

@@ -11,17 +11,23 @@
 //
 // Who owns a shard is a lease in a JetStream key-value bucket, written
 // only by compare-and-set on the revision its writer saw. An owner renews
-// each lease every TTL/6 and, by its own clock, stops the shard's entities
-// once 2/3 of the TTL has passed since it sent its last successful renewal;
-// another node takes a lease only after seeing it unrenewed for the whole
-// TTL by its own clock, or released by a handoff. So two activations never
-// overlap while clocks run at rates within a few percent of each other
-// and a message's handling takes less than a quarter of the TTL, whatever
-// the network does. Shards go to the live hosts by rendezvous hashing: a
-// joining node takes its shards by handoff (the owner stops their entities,
-// then releases), and a dead node's shards are taken within the longer of
-// the lease TTL and the failure bound after its last renewal. Messages for a shard without a reachable owner
-// wait on the node that holds them, up to WithBuffer's bound.
+// each lease every TTL/6 and trusts it, by its own monotonic clock, until
+// half the TTL has passed since it sent its last successful renewal: each
+// entity checks that deadline before each message and, past it, handles
+// nothing more (the message is a dead letter wrapping ErrLeaseLapsed);
+// the owner then kills the shard's entities, which neither hear Stopping
+// nor Save (a fence). Another node takes a lease only after seeing it
+// unrenewed for the whole TTL by its own clock, or released by a handoff.
+// So two activations never overlap while clocks run at rates within a few
+// percent of each other and a message's handling (and a handoff's Stopping,
+// and a Save once its context, bounded by the lease, has ended) takes less
+// than half the TTL minus that drift, whatever the network does. Shards go
+// to the live hosts by rendezvous hashing: a joining node takes its shards
+// by handoff (the owner stops their entities, which save, then releases),
+// and a dead node's shards are taken within the longer of the lease TTL and
+// the failure bound after its last renewal. Messages for a shard without a
+// reachable owner wait on the node that holds them, up to WithBuffer's
+// bound.
 //
 //	sh, err := sharding.Start(node, sharding.WithKind(sharding.Kind{
 //		Name: "cart",

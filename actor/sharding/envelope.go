@@ -78,40 +78,66 @@ func (ec envelopeCodec) Decode(data []byte) (any, error) {
 }
 
 // entityActor runs a kind's behaviour for one id, with its Persistent
-// hooks.
+// hooks, while its shard's lease is held.
 type entityActor struct {
-	inner actor.Actor
-	id    string
+	inner      actor.Actor
+	kind, id   string
+	lease      *leaseClock
+	persistent Persistent // inner, if it is one
 }
 
-func newEntity(k *Kind, id string) actor.Actor {
+func newEntity(k *Kind, id string, lease *leaseClock) actor.Actor {
 	inner := k.New(id)
 	if inner == nil {
 		panic(fmt.Sprintf("sharding: kind %s: New(%q) returned nil", k.Name, id))
 	}
-	return &entityActor{inner: inner, id: id}
+	p, _ := inner.(Persistent)
+	return &entityActor{inner: inner, kind: k.Name, id: id, lease: lease, persistent: p}
 }
 
+// maxSave bounds a Save, within the lease's own deadline.
+const maxSave = 10 * time.Second
+
 func (a *entityActor) Receive(c *actor.Context, msg any) {
-	p, persistent := a.inner.(Persistent)
 	switch msg.(type) {
 	case actor.Started:
-		if persistent {
-			if err := p.Load(c.Context(), a.id); err != nil {
+		if a.persistent != nil {
+			if err := a.persistent.Load(c.Context(), a.id); err != nil {
 				panic(fmt.Errorf("sharding: load %s: %w", a.id, err))
 			}
 		}
 		a.inner.Receive(c, msg)
 	case actor.Stopping:
-		a.inner.Receive(c, msg)
-		if persistent {
-			ctx, cancel := context.WithTimeout(c.Context(), 10*time.Second)
-			defer cancel()
-			if err := p.Save(ctx, a.id); err != nil {
-				slog.Error("sharding: save failed", "entity", a.id, "actor", c.Self().Path(), "err", err)
-			}
+		if !a.lease.held() {
+			// Fenced: another node may own the entity already, so this
+			// activation writes nothing more.
+			return
 		}
+		a.inner.Receive(c, msg)
+		if a.persistent == nil {
+			return
+		}
+		if !a.lease.held() {
+			slog.Error("sharding: save skipped: the shard's lease lapsed during Stopping", "entity", a.kind+"/"+a.id)
+			return
+		}
+		ctx, cancel := context.WithTimeout(c.Context(), maxSave)
+		defer cancel()
+		ctx, cancelLease := a.lease.bound(ctx)
+		defer cancelLease()
+		if err := a.persistent.Save(ctx, a.id); err != nil {
+			slog.Error("sharding: save failed", "entity", a.kind+"/"+a.id, "actor", c.Self().Path(), "err", err)
+		}
+	case actor.Stopped, actor.Restarting:
+		a.inner.Receive(c, msg)
 	default:
+		if !a.lease.held() {
+			// Checked before each message, not when it was queued: past
+			// the deadline another node may take the shard.
+			c.System().Undelivered(actor.DeadLetter{Recipient: c.Self(), Sender: c.Sender(), Message: msg,
+				Reason: fmt.Errorf("entity %s/%s: %w", a.kind, a.id, ErrLeaseLapsed)})
+			return
+		}
 		a.inner.Receive(c, msg)
 	}
 }

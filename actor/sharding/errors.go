@@ -27,6 +27,10 @@ var (
 	// shard moved to another node while the message was queued here: the
 	// Ask fails (with actor.ErrStopped) and may be retried.
 	ErrMoved = errors.New("sharding: shard moved")
+	// ErrLeaseLapsed is the reason of a message an entity did not handle
+	// because its shard's lease was no longer trusted when the message's
+	// turn came: the node fenced the shard, and another may own it.
+	ErrLeaseLapsed = errors.New("sharding: shard lease lapsed")
 	// ErrClosed is returned, and is the reason of what was buffered, once
 	// the Sharding has closed.
 	ErrClosed = errors.New("sharding: closed")

@@ -164,7 +164,7 @@ func TestCloseHandsShardsOffAndNoAskIsLost(t *testing.T) {
 }
 
 // lostOrFenced fails the test with what, unless a host fenced a shard: a
-// machine too busy to renew a lease in 2/3 of its TTL makes its owner kill
+// machine too busy to renew a lease in half its TTL makes its owner kill
 // the shard's entities, and what was queued to them is lost, as documented.
 func lostOrFenced(t *testing.T, hosts map[string]*member, what string) {
 	t.Helper()

@@ -98,7 +98,7 @@ func TestNodeCutOffFromNATSFencesItselfBeforeItsShardsMove(t *testing.T) {
 	ns := startNATS(t, true)
 	j := &journal{}
 	px := startProxy(t, "127.0.0.1:"+strconv.Itoa(ns.port))
-	// Failure detection well within the lease's 2/3 TTL: the others see c
+	// Failure detection well within the lease's TTL/2: the others see c
 	// down, and want its shards, long before c stops trusting its leases.
 	fast := []remote.Option{remote.WithFailureDetector(100*time.Millisecond, time.Second)}
 	startMemberAt(t, ns.url(), fast, "cut", "a", WithKind(counterKind("a", j, 0)), WithShards(32))

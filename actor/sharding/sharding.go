@@ -67,8 +67,13 @@ type Kind struct {
 // Persistent is implemented by an entity behaviour that keeps its state
 // outside the process: Load runs at activation, before the behaviour
 // receives actor.Started, and Save once the behaviour has handled
-// actor.Stopping (passivation, handoff, Close). A Load error is a failure
-// the kind's Supervisor decides about; a Save error is logged.
+// actor.Stopping on a stop while the shard's lease is held (passivation,
+// handoff, Close, a supervisor's stop). Save's context ends when the lease
+// is lost or its deadline passes, 10 s at most. On a fence (the lease
+// lapsed or another node wrote it) the behaviour hears neither Stopping
+// nor Save, only actor.Stopped: another node may have loaded the entity.
+// A Load error is a failure the kind's Supervisor decides about; a Save
+// error is logged.
 type Persistent interface {
 	Load(ctx context.Context, id string) error
 	Save(ctx context.Context, id string) error
@@ -95,8 +100,9 @@ func WithKind(k Kind) Option { return func(c *config) { c.kinds = append(c.kinds
 func WithShards(n int) Option { return func(c *config) { c.shards = n } }
 
 // WithLeaseTTL sets how long a shard lease lasts unrenewed (DefaultLeaseTTL).
-// An owner renews every TTL/6 and stops the shard's entities once TTL·2/3
-// has passed since its last successful renewal was sent; another node takes
+// An owner renews every TTL/6; once TTL/2 has passed since its last
+// successful renewal was sent, the shard's entities handle no more
+// messages and are killed without Save; another node takes
 // the shard once it has seen the lease unrenewed for the whole TTL. Every
 // node of the cluster must use the same TTL. At least 300 ms.
 func WithLeaseTTL(ttl time.Duration) Option { return func(c *config) { c.ttl = ttl } }
@@ -211,7 +217,7 @@ func Start(n *remote.Node, opts ...Option) (*Sharding, error) {
 	}
 	s := &Sharding{
 		node: n, sys: n.System(), name: n.Name(), shards: cfg.shards,
-		ttl: cfg.ttl, renew: cfg.ttl / 6, valid: cfg.ttl * 2 / 3, tick: min(cfg.ttl/12, 250*time.Millisecond),
+		ttl: cfg.ttl, renew: cfg.ttl / 6, valid: cfg.ttl / 2, tick: min(cfg.ttl/12, 250*time.Millisecond),
 		bufSize: cfg.bufferSize, bufWait: cfg.bufferTimeout, kinds: make(map[string]*Kind),
 		done: make(chan struct{}), leases: make(map[shardKey]*leaseView), hosts: make(map[string]map[string]bool),
 		owned: make(map[shardKey]*shard), pending: make(map[shardKey][]delivery), changed: make(chan struct{}),
@@ -395,7 +401,8 @@ func (e *entityRemote) Done() <-chan struct{} { return e.s.done }
 // be passed on (no other host of its kind, or ctx's end) goes to dead
 // letters with ErrClosed. Close it before the Node leaves. When ctx ends
 // first, the entities still running are killed after their current
-// message, and the leases not yet released expire after the TTL.
+// message (they hear Stopping and Save while the lease is still held), and
+// the leases not yet released expire after the TTL.
 func (s *Sharding) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
