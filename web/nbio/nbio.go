@@ -504,7 +504,7 @@ func (l *pausingListener) Close() error {
 	l.paused.Store(true)
 	err := l.Listener.Close()
 	l.closeOnce.Do(func() { close(l.closed) })
-	if l.paused.Load() && errors.Is(err, net.ErrClosed) {
+	if errors.Is(err, net.ErrClosed) { // pause closed it first
 		err = nil
 	}
 	return err
