@@ -266,7 +266,7 @@ func Start(n *remote.Node, opts ...Option) (*Sharding, error) {
 	}
 	s.region, err = s.sys.Spawn(actor.Props{Name: regionName, New: func() actor.Actor { return actor.ReceiveFunc(s.receive) }})
 	if err != nil {
-		s.stopWatch()
+		s.abort()
 		return nil, fmt.Errorf("start: %w", err)
 	}
 	if len(s.kinds) > 0 {
@@ -277,13 +277,20 @@ func Start(n *remote.Node, opts ...Option) (*Sharding, error) {
 		rec, _ := json.Marshal(hostRecord{Kinds: names})
 		if _, err := s.kv.Put(ctx, "host."+s.name, rec); err != nil {
 			s.region.Stop()
-			s.stopWatch()
+			s.abort()
 			return nil, fmt.Errorf("start: register host: %w", err)
 		}
 	}
 	s.wg.Add(1)
 	go s.control()
 	return s, nil
+}
+
+// abort stops what watch started, for a Start that fails after it.
+func (s *Sharding) abort() {
+	close(s.stop)
+	s.wg.Wait()
+	s.stopWatch()
 }
 
 // hostRecord is a hosting node's entry in the bucket.

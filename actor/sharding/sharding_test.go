@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/loomrt/loom/actor"
 	"github.com/loomrt/loom/actor/remote"
 )
@@ -333,4 +335,25 @@ func TestShardHashIsFNV1a(t *testing.T) {
 			t.Errorf("ShardOf(%q, 128) = %d, want %d", id, got, want)
 		}
 	}
+}
+
+// A Start that fails after it began to watch the bucket (here: the region
+// actor's name is taken by a Sharding already on the node) leaves no
+// goroutine behind.
+func TestFailedStartLeavesNoGoroutine(t *testing.T) {
+	ns := startNATS(t, true)
+	// No kinds: the first Sharding makes no writes whose goroutines could
+	// come and go during the check.
+	m := startMember(t, ns, "leak", "a")
+	// What runs now is the first Sharding's and the Node's: the failed
+	// Start must add nothing to it.
+	before := goleak.IgnoreCurrent()
+	_, err := Start(m.node, WithLeaseTTL(testTTL))
+	if err == nil {
+		t.Fatal("a second Start on one Node succeeded")
+	}
+	if !strings.Contains(err.Error(), regionName) {
+		t.Fatalf("Start failed with %v; want the region name taken", err)
+	}
+	goleak.VerifyNone(t, before)
 }
