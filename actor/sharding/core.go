@@ -82,10 +82,13 @@ func (s *Sharding) watch(ctx context.Context) error {
 		}
 	}
 	s.watcher = w
+	// The map exists before the subscription: onMember writes to it.
+	s.mu.Lock()
+	s.members = make(map[string]bool)
+	s.mu.Unlock()
 	cancel := s.node.SubscribeMembers(s.onMember)
 	s.mu.Lock()
 	s.synced = time.Now()
-	s.members = make(map[string]bool)
 	for _, m := range s.node.Members() {
 		s.members[m] = true
 	}
