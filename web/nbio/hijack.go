@@ -336,13 +336,10 @@ func (h *hijackedConn) deliver(data []byte) {
 	h.mu.Lock()
 	over := false
 	if h.err == nil {
-		if h.off > 0 && h.off == len(h.buf) {
-			h.buf, h.off = h.buf[:0], 0
-		}
 		if over = len(h.buf)-h.off+len(data) > maxHijackBuffer; over {
 			h.err = errHijackBuffer
 		} else {
-			if h.off > len(h.buf)/2 { // keep the unread part at the front
+			if h.off > len(h.buf)/2 { // keep the unread part at the front (all of it read: none)
 				h.buf = h.buf[:copy(h.buf, h.buf[h.off:])]
 				h.off = 0
 			}

@@ -91,3 +91,31 @@ func TestPausingListenerClose(t *testing.T) {
 		}
 	}
 }
+
+// TestHijackDeliverKeepsTheUnread: data delivered to a hijacked connection
+// while part of what came before is unread goes after that part; once more
+// than half of the buffer is read, the unread part moves to the front, and
+// once all of it is read, the buffer starts again (hijack.go, deliver).
+func TestHijackDeliverKeepsTheUnread(t *testing.T) {
+	h := &hijackedConn{ready: make(chan struct{}, 1)}
+	read := func(n int) string {
+		p := make([]byte, n)
+		k, err := h.Read(p)
+		if err != nil {
+			t.Fatalf("Read: %v", err)
+		}
+		return string(p[:k])
+	}
+	h.deliver([]byte("abcdef"))
+	if got := read(2); got != "ab" {
+		t.Fatalf("first read %q; want \"ab\"", got)
+	}
+	h.deliver([]byte("gh"))
+	if got := read(100); got != "cdefgh" {
+		t.Errorf("after a delivery with \"cdef\" unread: read %q; want \"cdefgh\"", got)
+	}
+	h.deliver([]byte("ij"))
+	if got := read(100); got != "ij" || h.off != 2 || len(h.buf) != 2 {
+		t.Errorf("after a delivery with nothing unread: read %q, buffer %q at %d; want \"ij\" at the front", got, h.buf, h.off)
+	}
+}
