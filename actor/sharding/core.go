@@ -510,20 +510,55 @@ func (s *Sharding) shardStopped(sh *shard) {
 		return
 	}
 	delete(s.owned, sh.key)
-	release := !sh.fenced && time.Since(sh.sentAt) < s.valid
+	release := !sh.fenced && sh.lease.held()
 	rev := sh.rev
 	held := append(sh.buffer, s.pending[sh.key]...)
 	sh.buffer = nil
 	delete(s.pending, sh.key)
 	s.mu.Unlock()
 	if release {
-		ctx, cancel := context.WithTimeout(context.Background(), s.renew)
-		_, _ = s.kv.Update(ctx, sh.key.key(), s.record(true), rev)
-		cancel()
+		s.release(sh.key, rev)
 	}
 	for _, d := range held {
 		s.route(d)
 	}
+}
+
+// maxReleases bounds the writes of one release that a renewal in flight
+// keeps moving the revision of.
+const maxReleases = 3
+
+// release writes k's lease released, on revision rev. A renewal sent
+// before the shard stopped may land first and move the revision: while the
+// lease's latest write is still this node's incarnation's, it writes again
+// on that revision; once another node's write is there, the lease is not
+// this node's to release.
+func (s *Sharding) release(k shardKey, rev uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.renew)
+	defer cancel()
+	for range maxReleases {
+		_, err := s.kv.Update(ctx, k.key(), s.record(true), rev)
+		if !conflict(err) {
+			return
+		}
+		e, err := s.kv.Get(ctx, k.key())
+		if err != nil {
+			return
+		}
+		var rec leaseRecord
+		if json.Unmarshal(e.Value(), &rec) != nil || rec.Instance != s.instance || rec.Released {
+			return
+		}
+		rev = e.Revision()
+	}
+}
+
+// conflict reports whether err is a compare-and-set write's failure
+// because the key's revision moved: Update's ErrKeyRevisionMismatch
+// (whatever code the stream reports it with, replicated or not), or
+// Create's ErrKeyExists.
+func conflict(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists)
 }
 
 // entityStopped ends a passivated activation, and activates the entity
@@ -724,7 +759,7 @@ func (s *Sharding) renewOne(sh *shard) {
 			sh.rev, sh.sentAt = next, sent
 			sh.lease.extend(sent, s.valid)
 		}
-	case errors.Is(err, jetstream.ErrKeyExists):
+	case conflict(err):
 		// The revision moved: another node holds the lease now.
 		if s.owned[sh.key] == sh {
 			s.fenceLocked(sh)
@@ -751,7 +786,7 @@ func (s *Sharding) take(t take) {
 		rev, err = s.kv.Update(ctx, t.k.key(), s.record(false), t.rev)
 	}
 	if err != nil {
-		if errors.Is(err, jetstream.ErrKeyExists) {
+		if conflict(err) {
 			// The revision moved: read the lease rather than wait for the
 			// watcher, whose news may lag, or be lost with its consumer.
 			s.refresh(t.k)

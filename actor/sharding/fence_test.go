@@ -2,10 +2,14 @@ package sharding
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/loomrt/loom/actor"
 )
@@ -212,5 +216,58 @@ func TestFencedEntityNeitherStopsNorSaves(t *testing.T) {
 	}
 	if h.has("stopping") || h.has("save") {
 		t.Fatalf("fenced entity's hooks %s; want no stopping, no save", h)
+	}
+}
+
+// A handoff's release lands even when a renewal sent before the shard
+// stopped moved the lease's revision first: the next owner takes the
+// shard at once rather than a TTL later.
+func TestReleaseAfterARenewalLandedFirst(t *testing.T) {
+	ns := startNATS(t, true)
+	// A TTL long enough that no renewal of the node's own runs during the
+	// test; the lease starts released, so the node takes it at its first
+	// tick.
+	const ttl = 60 * time.Second
+	nc, err := nats.Connect(ns.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "loom-shards-release", History: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := shardKey{"counter", 0}
+	if _, err := kv.Put(ctx, k.key(), []byte(`{"owner":"z","instance":"old","released":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	m := startMember(t, ns, "release", "a", WithKind(counterKind("a", nil, 0)), WithShards(1), WithLeaseTTL(ttl))
+	askCount(t, m.sh, "x", 30*time.Second)
+	m.sh.mu.Lock()
+	rev := m.sh.owned[k].rev
+	m.sh.mu.Unlock()
+	// A renewal of the node's lands; its answer has not reached the node.
+	if _, err := kv.Update(ctx, k.key(), m.sh.record(false), rev); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.sh.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(ctx, k.key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec leaseRecord
+	if err := json.Unmarshal(e.Value(), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Released || rec.Instance != m.sh.instance {
+		t.Fatalf("lease after Close: %+v; want released by the node", rec)
 	}
 }
