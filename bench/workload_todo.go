@@ -21,13 +21,18 @@ func serveTodo(ctx context.Context, app *web.App, _ Plan, dir string) (func() er
 	if err != nil {
 		return nil, fmt.Errorf("open todo database: %w", err)
 	}
+	fail := func(err error) (func() error, error) {
+		return nil, errors.Join(fmt.Errorf("seed todo database: %w", err), store.Close())
+	}
 	for i := 1; i <= todoSeed; i++ {
 		t, err := store.Create(ctx, fmt.Sprintf("seeded todo %d", i))
-		if err == nil && i > todoSeed/2 {
-			_, err = store.Toggle(ctx, t.ID)
-		}
 		if err != nil {
-			return nil, errors.Join(fmt.Errorf("seed todo database: %w", err), store.Close())
+			return fail(err)
+		}
+		if i > todoSeed/2 {
+			if _, err := store.Toggle(ctx, t.ID); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	todoapp.Register(app, store)
