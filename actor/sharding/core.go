@@ -801,7 +801,7 @@ func (s *Sharding) take(t take) {
 		_, _ = s.kv.Update(ctx, t.k.key(), s.record(true), rev)
 		return
 	}
-	sh := &shard{key: t.k, rev: rev, sentAt: sent, lease: newLeaseClock(sent, s.valid), entities: make(map[string]*entity)}
+	sh := &shard{key: t.k, rev: rev, sentAt: sent, lease: newLeaseClock(rev, sent, s.valid), entities: make(map[string]*entity)}
 	s.owned[t.k] = sh
 	held := s.pending[t.k]
 	delete(s.pending, t.k)

@@ -102,7 +102,8 @@ func (a *entityActor) Receive(c *actor.Context, msg any) {
 	switch msg.(type) {
 	case actor.Started:
 		if a.persistent != nil {
-			if err := a.persistent.Load(c.Context(), a.id); err != nil {
+			ctx := context.WithValue(c.Context(), tokenKey{}, a.lease.token)
+			if err := a.persistent.Load(ctx, a.id); err != nil {
 				panic(fmt.Errorf("sharding: load %s: %w", a.id, err))
 			}
 		}
@@ -121,7 +122,7 @@ func (a *entityActor) Receive(c *actor.Context, msg any) {
 			slog.Error("sharding: save skipped: the shard's lease lapsed during Stopping", "entity", a.kind+"/"+a.id)
 			return
 		}
-		ctx, cancel := context.WithTimeout(c.Context(), maxSave)
+		ctx, cancel := context.WithTimeout(context.WithValue(c.Context(), tokenKey{}, a.lease.token), maxSave)
 		defer cancel()
 		ctx, cancelLease := a.lease.bound(ctx)
 		defer cancelLease()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -16,9 +17,17 @@ import (
 
 // hooks records which hooks a Persistent behaviour ran.
 type hooks struct {
-	mu   sync.Mutex
-	list []string
-	save chan error // the end of each Save's context, if it blocks
+	mu     sync.Mutex
+	list   []string
+	save   chan error // the end of each Save's context, if it blocks
+	tokens []string   // "load@node token", "save@node token"
+}
+
+func (h *hooks) token(ctx context.Context, what string) {
+	tok, ok := FencingToken(ctx)
+	h.mu.Lock()
+	h.tokens = append(h.tokens, fmt.Sprintf("%s %d %v", what, tok, ok))
+	h.mu.Unlock()
 }
 
 func (h *hooks) add(s string) {
@@ -59,13 +68,19 @@ func fmtList(l []string) string {
 // waits for its context to end.
 type hooked struct {
 	h     *hooks
+	node  string
 	block bool
 }
 
-func (p *hooked) Load(context.Context, string) error { p.h.add("load"); return nil }
+func (p *hooked) Load(ctx context.Context, _ string) error {
+	p.h.add("load")
+	p.h.token(ctx, "load@"+p.node)
+	return nil
+}
 
 func (p *hooked) Save(ctx context.Context, _ string) error {
 	p.h.add("save")
+	p.h.token(ctx, "save@"+p.node)
 	if p.block {
 		<-ctx.Done()
 		p.h.save <- ctx.Err()
@@ -106,7 +121,7 @@ func TestEntityHandlesNothingPastTheLeaseDeadline(t *testing.T) {
 	sys := newSystem(t)
 	dead := make(chan actor.DeadLetter, 16)
 	defer sys.SubscribeDeadLetters(func(d actor.DeadLetter) { dead <- d })()
-	lease := newLeaseClock(time.Now(), time.Hour)
+	lease := newLeaseClock(1, time.Now(), time.Hour)
 	h := &hooks{}
 	ref := spawnEntity(t, sys, &hooked{h: h}, lease)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -140,7 +155,7 @@ func TestEntityHandlesNothingPastTheLeaseDeadline(t *testing.T) {
 // after Save's own 10 s.
 func TestSaveEndsWhenTheLeaseIsLost(t *testing.T) {
 	sys := newSystem(t)
-	lease := newLeaseClock(time.Now(), time.Hour)
+	lease := newLeaseClock(1, time.Now(), time.Hour)
 	h := &hooks{save: make(chan error, 1)}
 	ref := spawnEntity(t, sys, &hooked{h: h, block: true}, lease)
 	ref.Stop()
@@ -166,7 +181,7 @@ func TestSaveEndsWhenTheLeaseIsLost(t *testing.T) {
 // on: a Save that outlives the deadline it began under, but not the
 // renewed one, keeps its context.
 func TestSaveContextFollowsTheLeaseDeadline(t *testing.T) {
-	lease := newLeaseClock(time.Now(), 200*time.Millisecond)
+	lease := newLeaseClock(1, time.Now(), 200*time.Millisecond)
 	ctx, cancel := lease.bound(context.Background())
 	defer cancel()
 	lease.extend(time.Now(), time.Hour)
@@ -175,7 +190,7 @@ func TestSaveContextFollowsTheLeaseDeadline(t *testing.T) {
 	if err := ctx.Err(); err != nil {
 		t.Fatalf("context ended (%v) though the lease was renewed", err)
 	}
-	short := newLeaseClock(time.Now(), 200*time.Millisecond)
+	short := newLeaseClock(1, time.Now(), 200*time.Millisecond)
 	ctx2, cancel2 := short.bound(context.Background())
 	defer cancel2()
 	select {
@@ -269,5 +284,41 @@ func TestReleaseAfterARenewalLandedFirst(t *testing.T) {
 	}
 	if !rec.Released || rec.Instance != m.sh.instance {
 		t.Fatalf("lease after Close: %+v; want released by the node", rec)
+	}
+}
+
+// Load and Save see the fencing token of their activation's lease: the
+// revision of the write that took the shard, greater on a later owner.
+func TestLoadAndSaveSeeTheFencingToken(t *testing.T) {
+	ns := startNATS(t, true)
+	h := &hooks{}
+	kind := func(node string) Kind {
+		return Kind{Name: "counter", New: func(string) actor.Actor { return &hooked{h: h, node: node} }}
+	}
+	a := startMember(t, ns, "token", "a", WithKind(kind("a")), WithShards(1))
+	askCount(t, a.sh, "x", 30*time.Second)
+	k := shardKey{"counter", 0}
+	a.sh.mu.Lock()
+	took := a.sh.owned[k].lease.token
+	a.sh.mu.Unlock()
+	b := startMember(t, ns, "token", "b", WithKind(kind("b")), WithShards(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.sh.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	askCount(t, b.sh, "x", 30*time.Second)
+	b.sh.mu.Lock()
+	took2 := b.sh.owned[k].lease.token
+	b.sh.mu.Unlock()
+	if took2 <= took {
+		t.Fatalf("b took the lease with token %d, a with %d; want b's greater", took2, took)
+	}
+	h.mu.Lock()
+	got := fmtList(h.tokens)
+	h.mu.Unlock()
+	want := fmtList([]string{fmt.Sprintf("load@a %d true", took), fmt.Sprintf("save@a %d true", took), fmt.Sprintf("load@b %d true", took2)})
+	if got != want {
+		t.Fatalf("tokens %s; want %s", got, want)
 	}
 }

@@ -15,14 +15,15 @@ var epoch = time.Now()
 // this node's clock, the owner trusts it, and whether it was lost. Every
 // message an entity handles is checked against it.
 type leaseClock struct {
+	token    uint64       // the revision of the write that took the lease
 	deadline atomic.Int64 // nanoseconds since epoch
 	lost     atomic.Bool
 	ctx      context.Context // ends when the lease is lost
 	cancel   context.CancelFunc
 }
 
-func newLeaseClock(sent time.Time, valid time.Duration) *leaseClock {
-	l := &leaseClock{}
+func newLeaseClock(token uint64, sent time.Time, valid time.Duration) *leaseClock {
+	l := &leaseClock{token: token}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.extend(sent, valid)
 	return l
@@ -90,4 +91,19 @@ func (l *leaseClock) bound(parent context.Context) (context.Context, context.Can
 		stopLost()
 		cancel()
 	}
+}
+
+// tokenKey is the context key of the fencing token.
+type tokenKey struct{}
+
+// FencingToken returns the fencing token in the context that Persistent's
+// Load and Save receive: the revision of the lease write by which this
+// node took the entity's shard. A later owner's token is greater, so a
+// store that keeps the greatest token it has seen for an entity, and
+// refuses a write carrying a smaller one, refuses a late Save of an
+// activation whose shard has moved since. ok is false for any other
+// context.
+func FencingToken(ctx context.Context) (token uint64, ok bool) {
+	token, ok = ctx.Value(tokenKey{}).(uint64)
+	return token, ok
 }

@@ -72,6 +72,8 @@ type Kind struct {
 // is lost or its deadline passes, 10 s at most. On a fence (the lease
 // lapsed or another node wrote it) the behaviour hears neither Stopping
 // nor Save, only actor.Stopped: another node may have loaded the entity.
+// FencingToken, read from the context Load and Save receive, lets a store
+// refuse a late Save of an activation whose shard has moved since.
 // A Load error is a failure the kind's Supervisor decides about; a Save
 // error is logged.
 type Persistent interface {
