@@ -19,9 +19,11 @@
 // nor Save (a fence). Another node takes a lease only after seeing it
 // unrenewed for the whole TTL by its own clock, or released by a handoff.
 // So two activations never overlap while clocks run at rates within a few
-// percent of each other and a message's handling (and a handoff's Stopping,
-// and a Save once its context, bounded by the lease, has ended) takes less
-// than half the TTL minus that drift, whatever the network does. Shards go
+// percent of each other and a message's handling (and a Stopping, and
+// whatever a Save still writes once its context, bounded by the lease, has
+// ended) takes less than half the TTL minus that drift, whatever the
+// network does; a store that checks FencingToken needs no such bound for
+// Save. Shards go
 // to the live hosts by rendezvous hashing: a joining node takes its shards
 // by handoff (the owner stops their entities, which save, then releases),
 // and a dead node's shards are taken within the longer of the lease TTL and
