@@ -157,7 +157,14 @@ func (d *runDatabase) seed(ctx context.Context) error {
 }
 
 // drop removes the schema and everything in it, and closes the connection.
+// testHookDrop, when set, is called as a run's schema is about to be
+// dropped.
+var testHookDrop func(d *runDatabase)
+
 func (d *runDatabase) drop(ctx context.Context) error {
+	if h := testHookDrop; h != nil {
+		h(d)
+	}
 	_, err := d.conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+d.schema+" CASCADE")
 	return errors.Join(err, d.conn.Close(ctx))
 }

@@ -264,6 +264,41 @@ func TestRunDatabaseScenarios(t *testing.T) {
 	}
 }
 
+// TestFailedRunKeepsItsFailureWhenItsDropFails: a run that failed and
+// then could not drop its schema reports why it failed, not the drop.
+func TestFailedRunKeepsItsFailureWhenItsDropFails(t *testing.T) {
+	needPostgres(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, postgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var made []string
+	testHookSchema = func(name string) { made = append(made, name) }
+	// The run's own connection is cut just before its drop.
+	testHookDrop = func(d *runDatabase) {
+		if _, err := conn.Exec(ctx, "SELECT pg_terminate_backend($1)", d.conn.PgConn().PID()); err != nil {
+			t.Errorf("terminate the run's connection: %v", err)
+		}
+	}
+	defer func() { testHookSchema, testHookDrop = nil, nil }()
+	report := runTest(t, "test-db-cached")
+	if len(made) != 1 {
+		t.Fatalf("%d schemas made; want 1", len(made))
+	}
+	if left := countRows(t, conn, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", made[0]); left != 1 {
+		t.Errorf("the schema was dropped: the drop did not fail, and the test shows nothing")
+	}
+	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+made[0]+" CASCADE"); err != nil {
+		t.Errorf("drop %s: %v", made[0], err)
+	}
+	run := report.Scenarios[0].Runs[0]
+	if run.Status != StatusFailed || !strings.Contains(run.Failure, "the database saw") {
+		t.Errorf("status %s (%s); want failed, the database having seen less than claimed", run.Status, run.Failure)
+	}
+}
+
 // TestReportsShowTheDatabase: the text and Markdown reports give each
 // database run's connections, pool waits and work seen beside claimed, and
 // no such table where no run has them.
