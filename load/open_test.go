@@ -128,6 +128,23 @@ func TestOpenLoopRequestsAndMaxConns(t *testing.T) {
 	}
 }
 
+// TestOpenLoopReusesAnIdleConnection: an open loop opens a connection only
+// for a request that no idle worker, nor one still connecting, will take.
+// Ten requests 100 ms apart to a server that answers at once find the
+// first connection idle each time; a connection per request would be ten.
+func TestOpenLoopReusesAnIdleConnection(t *testing.T) {
+	srv, count := countingServer(t, hello)
+	res := mustRun(t, Config{Targets: []Target{{URL: srv.URL}}, Rate: 10, Requests: 10, MaxConns: 50})
+	if count.Load() != 10 || res.Requests != 10 {
+		t.Fatalf("server saw %d, served %d; want 10 each", count.Load(), res.Requests)
+	}
+	// A machine stalled past 100 ms can make a request find the one
+	// worker busy, and open a second: fewer than ten is the guard.
+	if res.Connections >= 10 {
+		t.Errorf("%d connections for 10 requests 100 ms apart; want fewer: the idle one takes the next", res.Connections)
+	}
+}
+
 func TestProgressIsReported(t *testing.T) {
 	srv, _ := countingServer(t, hello)
 	var mu sync.Mutex
