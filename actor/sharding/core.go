@@ -31,7 +31,10 @@ type shard struct {
 	sentAt   time.Time   // when the write of rev was sent: the lease is trusted until sentAt+valid
 	lease    *leaseClock // sentAt+valid for the entities, which check it before each message
 	state    shardState
-	fenced   bool // stopping because the lease lapsed or was lost: not released
+	fenced   bool      // stopping because the lease lapsed or was lost: not released
+	overdue  bool      // fenced because its handoff outlasted the handoff timeout: released once stopped
+	since    time.Time // when it began stopping
+	waiters  int       // messages in its entities' waiting lists
 	renewing bool
 	swept    time.Time // when passivateLocked last looked at the entities
 	entities map[string]*entity
@@ -413,6 +416,7 @@ func (s *Sharding) deliverLocked(sh *shard, d delivery, drop []dropped) []droppe
 			return append(drop, dropped{d, fmt.Errorf("%w: entity %s/%s holds %d", ErrBufferFull, d.env.Kind, d.env.ID, s.bufSize)})
 		}
 		e.waiting = append(e.waiting, d)
+		sh.waiters++
 		return drop
 	}
 	e.last = now
@@ -472,7 +476,7 @@ func (s *Sharding) beginStop(sh *shard, fence bool) {
 		}
 		return
 	}
-	sh.state, sh.fenced, sh.stopped = stopping, fence, make(chan struct{})
+	sh.state, sh.fenced, sh.stopped, sh.since = stopping, fence, make(chan struct{}), time.Now()
 	if fence {
 		s.fences.Add(1)
 	} else {
@@ -490,6 +494,7 @@ func (s *Sharding) beginStop(sh *shard, fence bool) {
 		sh.buffer = append(sh.buffer, e.waiting...)
 		e.waiting = nil
 	}
+	sh.waiters = 0
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -510,7 +515,9 @@ func (s *Sharding) shardStopped(sh *shard) {
 		return
 	}
 	delete(s.owned, sh.key)
-	release := !sh.fenced && sh.lease.held()
+	// An overdue handoff's entities have stopped now: the lease, if still
+	// this node's (the release is a compare-and-set), goes at once.
+	release := !sh.fenced && sh.lease.held() || sh.overdue
 	rev := sh.rev
 	held := append(sh.buffer, s.pending[sh.key]...)
 	sh.buffer = nil
@@ -573,6 +580,7 @@ func (s *Sharding) entityStopped(k shardKey, id string, e *entity) {
 	delete(sh.entities, id)
 	waiting := e.waiting
 	e.waiting = nil
+	sh.waiters -= len(waiting)
 	s.mu.Unlock()
 	for _, d := range waiting {
 		s.route(d)
@@ -620,7 +628,19 @@ func (s *Sharding) step() {
 			sh.renewing = true
 			renew = append(renew, sh)
 		}
+		drop = s.expireLocked(sh, now, drop)
 		if sh.state != active {
+			if !sh.fenced && now.Sub(sh.since) >= s.handoffWait {
+				// A handoff pinned by an entity that does not stop (a
+				// blocked handler or Save, a deep mailbox): fence the
+				// shard, so that no Save runs and the rest is killed
+				// after its current message, and release it once its
+				// entities have stopped.
+				s.fences.Add(1)
+				sh.overdue = true
+				sh.lease.lose()
+				s.beginStop(sh, true)
+			}
 			continue
 		}
 		if d := s.desiredLocked(k); s.demoted || d != s.name && d != "" && s.hosts[d][k.kind] {
@@ -692,6 +712,44 @@ func (s *Sharding) step() {
 	for _, d := range flush {
 		s.route(d)
 	}
+}
+
+// expireLocked moves to drop the messages that have waited on sh (while
+// it stops) or on one of its entities (while it passivates) for the
+// buffer timeout. The caller holds s.mu.
+func (s *Sharding) expireLocked(sh *shard, now time.Time, drop []dropped) []dropped {
+	if len(sh.buffer) > 0 {
+		keep := sh.buffer[:0]
+		for _, d := range sh.buffer {
+			if now.Sub(d.at) >= s.bufWait {
+				drop = append(drop, dropped{d, fmt.Errorf("%w: shard %s stopping for %v", ErrUnavailable, sh.key.key(), s.bufWait)})
+			} else {
+				keep = append(keep, d)
+			}
+		}
+		clear(sh.buffer[len(keep):])
+		sh.buffer = keep
+	}
+	if sh.waiters == 0 {
+		return drop
+	}
+	for _, e := range sh.entities {
+		if len(e.waiting) == 0 {
+			continue
+		}
+		keep := e.waiting[:0]
+		for _, d := range e.waiting {
+			if now.Sub(d.at) >= s.bufWait {
+				drop = append(drop, dropped{d, fmt.Errorf("%w: entity stopping for %v", ErrUnavailable, s.bufWait)})
+				sh.waiters--
+			} else {
+				keep = append(keep, d)
+			}
+		}
+		clear(e.waiting[len(keep):])
+		e.waiting = keep
+	}
+	return drop
 }
 
 // passivateLocked stops sh's entities idle past their kind's

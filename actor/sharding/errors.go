@@ -14,8 +14,9 @@ var (
 	// key-value bucket.
 	ErrNoJetStream = errors.New("sharding: JetStream not enabled on the NATS server")
 	// ErrUnavailable is the reason of a message that waited for its shard
-	// to have an owner longer than the buffer timeout (WithBuffer), and of
-	// an Ask that did.
+	// to have an owner, for its shard to stop, or for its entity to
+	// passivate, longer than the buffer timeout (WithBuffer), and of an Ask
+	// that waited for a route that long.
 	ErrUnavailable = errors.New("sharding: shard has no owner")
 	// ErrBufferFull is the reason of a message for a shard without an
 	// owner when the shard's buffer already holds its bound (WithBuffer).

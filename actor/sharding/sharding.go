@@ -21,10 +21,11 @@ import (
 
 // Defaults of the options.
 const (
-	DefaultShards        = 128
-	DefaultLeaseTTL      = 6 * time.Second
-	DefaultBufferSize    = 10000
-	DefaultBufferTimeout = 30 * time.Second
+	DefaultShards         = 128
+	DefaultLeaseTTL       = 6 * time.Second
+	DefaultBufferSize     = 10000
+	DefaultBufferTimeout  = 30 * time.Second
+	DefaultHandoffTimeout = 10 * time.Second
 )
 
 // maxHops bounds how many times one message is forwarded between nodes
@@ -90,6 +91,7 @@ type config struct {
 	ttl           time.Duration
 	bufferSize    int
 	bufferTimeout time.Duration
+	handoff       time.Duration
 	bucket        string
 }
 
@@ -110,12 +112,25 @@ func WithShards(n int) Option { return func(c *config) { c.shards = n } }
 func WithLeaseTTL(ttl time.Duration) Option { return func(c *config) { c.ttl = ttl } }
 
 // WithBuffer bounds the messages a node holds for one shard that has no
-// owner it can reach (a shard moving or being taken over), and how long one
-// waits: past either, a message goes to dead letters with ErrBufferFull or
-// ErrUnavailable. Defaults: DefaultBufferSize, DefaultBufferTimeout.
+// owner it can reach (a shard moving or being taken over), for one shard of
+// its own while the shard's entities stop, and for one entity while it
+// passivates, and how long each message waits there (checked every control
+// tick): past either, a message goes to dead letters with ErrBufferFull or
+// ErrUnavailable, and its Ask fails. Defaults: DefaultBufferSize,
+// DefaultBufferTimeout.
 func WithBuffer(size int, timeout time.Duration) Option {
 	return func(c *config) { c.bufferSize, c.bufferTimeout = size, timeout }
 }
+
+// WithHandoffTimeout bounds how long a shard's entities may take to stop
+// for a handoff or Close (DefaultHandoffTimeout): past it, the shard is
+// fenced (its entities hear neither Stopping nor Save, and are killed after
+// their current message, what is queued to them a dead letter with
+// ErrLeaseLapsed) and its lease released once they have stopped; the
+// messages waiting for the shard go on to its next owner. An entity whose
+// current message never ends keeps the lease from being released: it
+// lapses, and another node takes the shard a TTL later. At least 100 ms.
+func WithHandoffTimeout(d time.Duration) Option { return func(c *config) { c.handoff = d } }
 
 // WithBucket names the JetStream key-value bucket of the leases; the
 // default is "loom-shards-<cluster>".
@@ -137,9 +152,11 @@ type Sharding struct {
 	tick     time.Duration
 	bufSize  int
 	bufWait  time.Duration
-	kinds    map[string]*Kind
-	region   actor.Ref
-	done     chan struct{} // closed by Close
+	// handoffWait: how long a stopping shard may take (WithHandoffTimeout)
+	handoffWait time.Duration
+	kinds       map[string]*Kind
+	region      actor.Ref
+	done        chan struct{} // closed by Close
 
 	mu     sync.Mutex
 	leases map[shardKey]*leaseView
@@ -197,7 +214,7 @@ type leaseView struct {
 // ErrNoJetStream when the server has no JetStream, ErrInvalid for a bad
 // option or kind.
 func Start(n *remote.Node, opts ...Option) (*Sharding, error) {
-	cfg := config{shards: DefaultShards, ttl: DefaultLeaseTTL, bufferSize: DefaultBufferSize, bufferTimeout: DefaultBufferTimeout}
+	cfg := config{shards: DefaultShards, ttl: DefaultLeaseTTL, bufferSize: DefaultBufferSize, bufferTimeout: DefaultBufferTimeout, handoff: DefaultHandoffTimeout}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -214,13 +231,15 @@ func Start(n *remote.Node, opts ...Option) (*Sharding, error) {
 		return nil, fmt.Errorf("start: %w: lease TTL %v under 300ms", ErrInvalid, cfg.ttl)
 	case cfg.bufferSize < 0 || cfg.bufferTimeout <= 0:
 		return nil, fmt.Errorf("start: %w: buffer of %d for %v", ErrInvalid, cfg.bufferSize, cfg.bufferTimeout)
+	case cfg.handoff < 100*time.Millisecond:
+		return nil, fmt.Errorf("start: %w: handoff timeout %v under 100ms", ErrInvalid, cfg.handoff)
 	case !validName(cfg.bucket):
 		return nil, fmt.Errorf("start: %w: bucket name %q: letters, digits, '-' and '_'", ErrInvalid, cfg.bucket)
 	}
 	s := &Sharding{
 		node: n, sys: n.System(), name: n.Name(), shards: cfg.shards,
 		ttl: cfg.ttl, renew: cfg.ttl / 6, valid: cfg.ttl / 2, tick: min(cfg.ttl/12, 250*time.Millisecond),
-		bufSize: cfg.bufferSize, bufWait: cfg.bufferTimeout, kinds: make(map[string]*Kind),
+		bufSize: cfg.bufferSize, bufWait: cfg.bufferTimeout, handoffWait: cfg.handoff, kinds: make(map[string]*Kind),
 		done: make(chan struct{}), leases: make(map[shardKey]*leaseView), hosts: make(map[string]map[string]bool),
 		owned: make(map[shardKey]*shard), pending: make(map[shardKey][]delivery), changed: make(chan struct{}),
 		stop: make(chan struct{}), writes: make(chan struct{}, maxWrites), taking: make(map[shardKey]bool),
@@ -490,7 +509,8 @@ type Stats struct {
 	Entities int // activations on this node
 	Pending  int // messages waiting for their shard to have an owner
 	// Fenced counts the shards whose entities this node stopped because
-	// it could not renew their leases in time, or found them taken.
+	// it could not renew their leases in time, or found them taken, or
+	// whose handoff outlasted the handoff timeout (WithHandoffTimeout).
 	Fenced uint64
 	// HandedOff counts the shards this node stopped to hand them off.
 	HandedOff uint64

@@ -1,0 +1,135 @@
+package sharding
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/loomrt/loom/actor"
+)
+
+// A handoff pinned by a Save that does not return is fenced at the
+// handoff timeout: the Save's context ends (Canceled, by the lost lease,
+// not by its own 10 s bound), the shard is released, and an Ask sent to
+// the shard while it was stuck is answered by the next owner.
+func TestOverdueHandoffIsFencedAndReleased(t *testing.T) {
+	ns := startNATS(t, true)
+	h := &hooks{save: make(chan error, 4)}
+	kind := func(node string) Kind {
+		return Kind{Name: "counter", New: func(string) actor.Actor { return &hooked{h: h, node: node, block: node == "a"} }}
+	}
+	const handoff = time.Second
+	a := startMember(t, ns, "overdue", "a", WithKind(kind("a")), WithShards(1), WithHandoffTimeout(handoff))
+	askCount(t, a.sh, "x", 30*time.Second)
+	startMember(t, ns, "overdue", "b", WithKind(kind("b")), WithShards(1), WithHandoffTimeout(handoff))
+	driver := startMember(t, ns, "overdue", "driver", WithShards(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	closed := make(chan error, 1)
+	go func() { closed <- a.sh.Close(ctx) }()
+	waitFor(t, 30*time.Second, "a's Save began", func() bool { return h.has("save") })
+	asked := make(chan error, 1)
+	go func() {
+		actx, acancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer acancel()
+		_, err := driver.sh.Ask(actx, "counter", "x", Count{})
+		asked <- err
+	}()
+	select {
+	case err := <-h.save:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("a's Save ended with %v; want context.Canceled (the fence at the handoff timeout)", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a's Save still blocked 30s on")
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("close a: %v", err)
+	}
+	if err := <-asked; err != nil {
+		t.Fatalf("Ask sent while the handoff was stuck: %v", err)
+	}
+	if f := a.sh.Stats().Fenced; f != 1 {
+		t.Fatalf("a fenced %d shards; want 1", f)
+	}
+	if !hasPrefix(h, "load@b") {
+		t.Fatalf("hooks %v: want b to load the entity", h.tokens)
+	}
+}
+
+func hasPrefix(h *hooks, p string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, x := range h.tokens {
+		if len(x) >= len(p) && x[:len(p)] == p {
+			return true
+		}
+	}
+	return false
+}
+
+// A message waiting for a passivating entity that does not stop is a dead
+// letter with ErrUnavailable once it has waited the buffer timeout, not
+// before, and its Ask fails; the entity answers again once it stops.
+func TestMessageWaitingForAStoppingEntityExpires(t *testing.T) {
+	ns := startNATS(t, true)
+	release := make(chan struct{})
+	stopping := make(chan struct{}, 1)
+	kind := Kind{Name: "counter", PassivateAfter: 200 * time.Millisecond, New: func(id string) actor.Actor {
+		return actor.ReceiveFunc(func(c *actor.Context, msg any) {
+			switch msg.(type) {
+			case actor.Stopping:
+				select {
+				case stopping <- struct{}{}:
+				default:
+				}
+				<-release
+			case Count:
+				c.Respond(Counted{ID: id})
+			}
+		})
+	}}
+	const wait = time.Second
+	m := startMember(t, ns, "expire", "a", WithKind(kind), WithShards(1), WithBuffer(100, wait))
+	dead := make(chan actor.DeadLetter, 16)
+	defer m.node.System().SubscribeDeadLetters(func(d actor.DeadLetter) {
+		select {
+		case dead <- d:
+		default:
+		}
+	})()
+	askCount(t, m.sh, "x", 30*time.Second)
+	select {
+	case <-stopping:
+	case <-time.After(30 * time.Second):
+		t.Fatal("x did not passivate")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := m.sh.Ask(ctx, "counter", "x", Count{})
+	took := time.Since(start)
+	if err == nil || ctx.Err() != nil {
+		close(release)
+		t.Fatalf("Ask to a stopping entity: %v after %v; want a failure at the %v buffer timeout", err, took, wait)
+	}
+	if took < wait {
+		close(release)
+		t.Fatalf("Ask failed after %v, before the %v buffer timeout: %v", took, wait, err)
+	}
+	var reason error
+	for reason == nil {
+		select {
+		case d := <-dead:
+			if errors.Is(d.Reason, ErrUnavailable) {
+				reason = d.Reason
+			}
+		case <-time.After(10 * time.Second):
+			close(release)
+			t.Fatal("no dead letter with ErrUnavailable")
+		}
+	}
+	close(release)
+	askCount(t, m.sh, "x", 30*time.Second)
+}
