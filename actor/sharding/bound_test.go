@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/loomrt/loom/actor"
 )
 
@@ -132,4 +135,61 @@ func TestMessageWaitingForAStoppingEntityExpires(t *testing.T) {
 	}
 	close(release)
 	askCount(t, m.sh, "x", 30*time.Second)
+}
+
+// When Close's context ends while an entity's Save does not return, the
+// shard is fenced: the Save's context ends at once (Canceled, not its own
+// 10 s bound nor the lease's deadline, 15 s off with this TTL) and Close
+// returns with the context's error.
+func TestCloseBoundedByItsContextFencesWhatStillRuns(t *testing.T) {
+	ns := startNATS(t, true)
+	const ttl = 30 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	releasedLease(t, ns, ctx, "closebound", shardKey{"counter", 0})
+	h := &hooks{save: make(chan error, 4)}
+	kind := Kind{Name: "counter", New: func(string) actor.Actor { return &hooked{h: h, node: "a", block: true} }}
+	m := startMember(t, ns, "closebound", "a", WithKind(kind), WithShards(1), WithLeaseTTL(ttl), WithHandoffTimeout(ttl))
+	askCount(t, m.sh, "x", 30*time.Second)
+	cctx, ccancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer ccancel()
+	start := time.Now()
+	err := m.sh.Close(cctx)
+	took := time.Since(start)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close: %v; want its context's DeadlineExceeded", err)
+	}
+	select {
+	case err := <-h.save:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Save ended with %v; want context.Canceled (the fence at Close's deadline)", err)
+		}
+	default:
+		t.Fatalf("Close returned after %v with the Save still running", took)
+	}
+	if !h.has("stopped") {
+		t.Fatalf("hooks %s: the entity did not stop before Close returned", h)
+	}
+}
+
+// releasedLease creates cluster's lease bucket holding k released, so that
+// a node with a long TTL takes k at its first tick.
+func releasedLease(t *testing.T, ns *natsServer, ctx context.Context, cluster string, k shardKey) {
+	t.Helper()
+	nc, err := nats.Connect(ns.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "loom-shards-" + cluster, History: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, k.key(), []byte(`{"owner":"z","instance":"old","released":true}`)); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -789,12 +789,17 @@ func (s *Sharding) passivateLocked(sh *shard, now time.Time) {
 }
 
 // async runs a write to the bucket on a goroutine of its own, at most
-// maxWrites at once; Close waits for them.
+// maxWrites at once; Close waits for those under way, and those still
+// waiting for their turn when it stops the node's goroutines are dropped.
 func (s *Sharding) async(f func()) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.writes <- struct{}{}
+		select {
+		case s.writes <- struct{}{}:
+		case <-s.stop:
+			return
+		}
 		defer func() { <-s.writes }()
 		f()
 	}()

@@ -427,10 +427,12 @@ func (e *entityRemote) Done() <-chan struct{} { return e.s.done }
 // releases the leases so that other hosts take the shards at once, and
 // passes on what waited here once their new owners are seen. What cannot
 // be passed on (no other host of its kind, or ctx's end) goes to dead
-// letters with ErrClosed. Close it before the Node leaves. When ctx ends
-// first, the entities still running are killed after their current
-// message (they hear Stopping and Save while the lease is still held), and
-// the leases not yet released expire after the TTL.
+// letters with ErrClosed. Close it before the Node leaves. Removing the
+// host from the bucket gets a lease renewal's time (TTL/6) of ctx. When ctx
+// ends first, the shards still stopping are fenced: their entities are
+// killed after their current message, a Save under way sees its context
+// end, Close returns once those messages end, and the leases not yet
+// released expire after the TTL.
 func (s *Sharding) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -442,9 +444,13 @@ func (s *Sharding) Close(ctx context.Context) error {
 
 	var errs []error
 	if len(s.kinds) > 0 {
-		if err := s.kv.Delete(ctx, "host."+s.name); err != nil {
+		// Bounded apart: a server that does not answer must not take the
+		// whole of ctx from the handoff.
+		dctx, dcancel := context.WithTimeout(ctx, s.renew)
+		if err := s.kv.Delete(dctx, "host."+s.name); err != nil {
 			errs = append(errs, fmt.Errorf("close: remove host: %w", err))
 		}
+		dcancel()
 	}
 	t := time.NewTicker(s.tick)
 	defer t.Stop()
@@ -477,7 +483,21 @@ func (s *Sharding) Close(ctx context.Context) error {
 		break
 	}
 	close(s.stop)
-	s.wg.Wait()
+	waited := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+	case <-ctx.Done():
+		s.mu.Lock()
+		for _, sh := range s.owned {
+			s.fenceLocked(sh)
+		}
+		s.mu.Unlock()
+		<-waited
+	}
 	s.stopWatch()
 	s.mu.Lock()
 	var dead []delivery
