@@ -3,6 +3,7 @@ package sharding
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -71,6 +72,7 @@ func TestJoiningNodeTakesShardsAndNoAskIsLost(t *testing.T) {
 	for _, id := range all {
 		askCount(t, driver.sh, id, 30*time.Second)
 	}
+	before := snapshot(hosts)
 	tr := startTraffic(driver.sh, all, 16)
 	defer tr.stop()
 	waitFor(t, 10*time.Second, "traffic", func() bool { return tr.ok.Load() > 500 })
@@ -86,11 +88,11 @@ func TestJoiningNodeTakesShardsAndNoAskIsLost(t *testing.T) {
 		return false
 	})
 	waitFor(t, 30*time.Second, "entities active on c", func() bool { return c.sh.Stats().Entities > 0 })
-	before := tr.ok.Load()
-	waitFor(t, 30*time.Second, "traffic after the handoff", func() bool { return tr.ok.Load() > before+1000 })
+	answered := tr.ok.Load()
+	waitFor(t, 30*time.Second, "traffic after the handoff", func() bool { return tr.ok.Load() > answered+1000 })
 	tr.stop()
 	if n := tr.lost.Load(); n != 0 {
-		lostOrFenced(t, hosts, fmt.Sprintf("%d Asks lost in the handoff (%d answered); want 0: %v", n, tr.ok.Load(), tr.errs))
+		lostOrFenced(t, hosts, before, fmt.Sprintf("%d Asks lost in the handoff (%d answered); want 0: %v", n, tr.ok.Load(), tr.errs))
 	}
 	if bad := j.overlaps(); len(bad) > 0 {
 		t.Errorf("overlapping activations: %v", bad)
@@ -104,15 +106,42 @@ func TestJoiningNodeTakesShardsAndNoAskIsLost(t *testing.T) {
 	}
 }
 
+// NATS restarts under traffic; in the last round one host, c, stays cut
+// off from NATS (behind a proxy) for longer than the TTL while the others
+// reconnect, so they take its shards over. No two activations of an entity
+// overlap, and c fenced its shards by its own clock.
 func TestNATSRestartMakesNoDoubleActivation(t *testing.T) {
 	ns := startNATS(t, true)
 	j := &journal{}
-	driver, _ := cluster(t, ns, "restart", j, "a", "b", "c")
+	px := startProxy(t, "127.0.0.1:"+strconv.Itoa(ns.port))
+	hosts := map[string]*member{}
+	for _, h := range []string{"a", "b"} {
+		hosts[h] = startMember(t, ns, "restart", h, WithKind(counterKind(h, j, 0)), WithShards(32))
+	}
+	c := startMemberAt(t, px.url(), nil, "restart", "c", WithKind(counterKind("c", j, 0)), WithShards(32))
+	hosts["c"] = c
+	driver := startMember(t, ns, "restart", "driver", WithShards(32))
+	waitFor(t, 30*time.Second, "every shard owned, some by c", func() bool {
+		onC := false
+		for _, o := range driver.sh.Owners("counter") {
+			if o == "" {
+				return false
+			}
+			onC = onC || o == "c"
+		}
+		return onC
+	})
 	all := ids(300)
 	for _, id := range all {
 		askCount(t, driver.sh, id, 30*time.Second)
 	}
+	if c.sh.Stats().Entities == 0 {
+		t.Fatal("no entity on c")
+	}
+	tr := startTraffic(driver.sh, all, 8)
+	defer tr.stop()
 	for _, outage := range []time.Duration{testTTL / 3, testTTL + time.Second} {
+		before := snapshot(hosts)
 		ns.stop()
 		time.Sleep(outage) // the outage itself: what the test is about
 		ns.start()
@@ -122,6 +151,46 @@ func TestNATSRestartMakesNoDoubleActivation(t *testing.T) {
 		if bad := j.overlaps(); len(bad) > 0 {
 			t.Fatalf("after an outage of %v: overlapping activations: %v", outage, bad)
 		}
+		if outage > testTTL/2 && movesSince(hosts, before) == "" {
+			t.Fatalf("an outage of %v, past TTL/2, fenced no shard", outage)
+		}
+	}
+
+	// The takeover: c stays cut off while NATS restarts and the others
+	// reconnect and take its shards.
+	waitFor(t, 60*time.Second, "c owns shards again", func() bool {
+		for _, o := range driver.sh.Owners("counter") {
+			if o == "c" {
+				return true
+			}
+		}
+		return false
+	})
+	before := snapshot(hosts)
+	px.setCut(true)
+	ns.stop()
+	time.Sleep(testTTL / 3) // the outage itself
+	ns.start()
+	waitFor(t, 60*time.Second, "a and b own c's shards", func() bool {
+		for _, o := range driver.sh.Owners("counter") {
+			if o != "a" && o != "b" {
+				return false
+			}
+		}
+		return true
+	})
+	answered := tr.ok.Load()
+	waitFor(t, 60*time.Second, "traffic after the takeover", func() bool { return tr.ok.Load() > answered+300 })
+	if f := c.sh.Stats().Fenced - before["c"].Fenced; f == 0 {
+		t.Fatalf("c, cut off past the TTL, fenced no shard (%s)", movesSince(hosts, before))
+	}
+	px.setCut(false)
+	for _, id := range all {
+		askCount(t, driver.sh, id, 60*time.Second)
+	}
+	tr.stop()
+	if bad := j.overlaps(); len(bad) > 0 {
+		t.Fatalf("after the takeover: overlapping activations: %v", bad)
 	}
 }
 
@@ -133,6 +202,7 @@ func TestCloseHandsShardsOffAndNoAskIsLost(t *testing.T) {
 	for _, id := range all {
 		askCount(t, driver.sh, id, 30*time.Second)
 	}
+	before := snapshot(members)
 	tr := startTraffic(driver.sh, all, 16)
 	defer tr.stop()
 	waitFor(t, 10*time.Second, "traffic", func() bool { return tr.ok.Load() > 500 })
@@ -149,11 +219,11 @@ func TestCloseHandsShardsOffAndNoAskIsLost(t *testing.T) {
 		}
 		return true
 	})
-	before := tr.ok.Load()
-	waitFor(t, 30*time.Second, "traffic after the handoff", func() bool { return tr.ok.Load() > before+1000 })
+	answered := tr.ok.Load()
+	waitFor(t, 30*time.Second, "traffic after the handoff", func() bool { return tr.ok.Load() > answered+1000 })
 	tr.stop()
 	if n := tr.lost.Load(); n != 0 {
-		lostOrFenced(t, members, fmt.Sprintf("%d Asks lost when b closed (%d answered); want 0: %v", n, tr.ok.Load(), tr.errs))
+		lostOrFenced(t, members, before, fmt.Sprintf("%d Asks lost when b closed (%d answered); want 0: %v", n, tr.ok.Load(), tr.errs))
 	}
 	if bad := j.overlaps(); len(bad) > 0 {
 		t.Errorf("overlapping activations: %v", bad)
@@ -163,14 +233,15 @@ func TestCloseHandsShardsOffAndNoAskIsLost(t *testing.T) {
 	}
 }
 
-// lostOrFenced fails the test with what, unless a host fenced a shard: a
+// lostOrFenced fails the test with what, unless a host fenced a shard
+// since the snapshot before, taken as the phase that lost Asks began: a
 // machine too busy to renew a lease in half its TTL makes its owner kill
 // the shard's entities, and what was queued to them is lost, as documented.
-func lostOrFenced(t *testing.T, hosts map[string]*member, what string) {
+func lostOrFenced(t *testing.T, hosts map[string]*member, before counts, what string) {
 	t.Helper()
 	for name, m := range hosts {
-		if st := m.sh.Stats(); st.Fenced > 0 {
-			t.Logf("%s, but %s fenced %d shards: %s", what, name, st.Fenced, "the machine was too busy to renew a lease")
+		if f := m.sh.Stats().Fenced - before[name].Fenced; f > 0 {
+			t.Logf("%s, but %s fenced %d shards in that phase: %s", what, name, f, "the machine was too busy to renew a lease")
 			return
 		}
 	}

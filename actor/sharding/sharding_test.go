@@ -120,6 +120,7 @@ func TestEntitiesActivateOnceAndStay(t *testing.T) {
 	j := &journal{}
 	driver, hosts := cluster(t, ns, "once", j, "a", "b", "c")
 	const ids = 300
+	base := snapshot(hosts)
 	first := map[string]string{}
 	for i := range ids {
 		id := fmt.Sprintf("e%d", i)
@@ -130,6 +131,7 @@ func TestEntitiesActivateOnceAndStay(t *testing.T) {
 		first[id] = c.Node
 	}
 	nodes := map[string]int{}
+	second := snapshot(hosts)
 	for i := range ids {
 		id := fmt.Sprintf("e%d", i)
 		ref, err := driver.sh.Entity("counter", id)
@@ -141,7 +143,7 @@ func TestEntitiesActivateOnceAndStay(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.N != 2 || c.Node != first[id] {
-			if moved := moves(hosts); moved != "" {
+			if moved := movesSince(hosts, second); moved != "" {
 				// A machine too busy to renew a lease in 2 s: the
 				// shard's entities stopped, as they must.
 				t.Logf("second ask of %s: %+v, after %s", id, c, moved)
@@ -154,7 +156,7 @@ func TestEntitiesActivateOnceAndStay(t *testing.T) {
 	if len(nodes) != 3 {
 		t.Errorf("entities on %v; want on all three hosts", nodes)
 	}
-	if n := j.count(); n != ids && moves(hosts) == "" {
+	if n := j.count(); n != ids && movesSince(hosts, base) == "" {
 		t.Errorf("%d activations of %d entities", n, ids)
 	}
 	if bad := j.overlaps(); len(bad) > 0 {
@@ -311,12 +313,27 @@ func (x *journaled) Receive(c *actor.Context, msg any) {
 	x.inner.Receive(c, msg)
 }
 
-// moves describes the shards the hosts fenced or handed off, "" if none.
-func moves(hosts map[string]*member) string {
+// counts is a snapshot of each host's Stats, taken as a phase of a test
+// begins, so that only what the phase did excuses what it finds.
+type counts map[string]Stats
+
+// snapshot returns the hosts' Stats now.
+func snapshot(hosts map[string]*member) counts {
+	c := counts{}
+	for name, m := range hosts {
+		c[name] = m.sh.Stats()
+	}
+	return c
+}
+
+// movesSince describes the shards the hosts fenced or handed off since
+// the snapshot before, "" if none.
+func movesSince(hosts map[string]*member, before counts) string {
 	var out []string
 	for name, m := range hosts {
-		if st := m.sh.Stats(); st.Fenced+st.HandedOff > 0 {
-			out = append(out, fmt.Sprintf("%s fenced %d and handed off %d shards", name, st.Fenced, st.HandedOff))
+		st, b := m.sh.Stats(), before[name]
+		if f, h := st.Fenced-b.Fenced, st.HandedOff-b.HandedOff; f+h > 0 {
+			out = append(out, fmt.Sprintf("%s fenced %d and handed off %d shards", name, f, h))
 		}
 	}
 	return strings.Join(out, ", ")
