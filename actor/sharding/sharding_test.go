@@ -52,6 +52,7 @@ func TestStartRefusesBadOptions(t *testing.T) {
 		{"twice", []Option{WithKind(Kind{Name: "k", New: newActor}), WithKind(Kind{Name: "k", New: newActor})}},
 		{"buffer", []Option{WithBuffer(-1, time.Second)}},
 		{"bucket", []Option{WithBucket("a.b")}},
+		{"short handoff timeout", []Option{WithHandoffTimeout(99 * time.Millisecond)}},
 	} {
 		if _, err := Start(n, tc.opts...); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v; want ErrInvalid", tc.name, err)
