@@ -3,6 +3,7 @@ package sharding
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -191,5 +192,56 @@ func releasedLease(t *testing.T, ns *natsServer, ctx context.Context, cluster st
 	}
 	if _, err := kv.Put(ctx, k.key(), []byte(`{"owner":"z","instance":"old","released":true}`)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A message that reaches a shard whose entities are stopping for a
+// handoff (here: a Save that does not return, the handoff timeout well
+// past the buffer timeout) is a dead letter with ErrUnavailable once it
+// has waited the buffer timeout, not before.
+func TestMessageWaitingForAStoppingShardExpires(t *testing.T) {
+	ns := startNATS(t, true)
+	h := &hooks{save: make(chan error, 4)}
+	kind := func(node string) Kind {
+		return Kind{Name: "counter", New: func(string) actor.Actor { return &hooked{h: h, node: node, block: node == "a"} }}
+	}
+	// A second host that wins shard 0 over a: its joining moves the shard.
+	k := shardKey{"counter", 0}
+	b := ""
+	for i := 0; b == ""; i++ {
+		if n := fmt.Sprintf("b%d", i); score(n, k) > score("a", k) {
+			b = n
+		}
+	}
+	const wait = time.Second
+	opts := []Option{WithShards(1), WithBuffer(100, wait), WithHandoffTimeout(30 * time.Second)}
+	a := startMember(t, ns, "shardexpire", "a", append(opts, WithKind(kind("a")))...)
+	driver := startMember(t, ns, "shardexpire", "driver", opts...)
+	askCount(t, a.sh, "x", 30*time.Second)
+	waitFor(t, 30*time.Second, "the driver sees a own the shard", func() bool { return driver.sh.Owners("counter")[0] == "a" })
+	dead := make(chan actor.DeadLetter, 16)
+	defer a.node.System().SubscribeDeadLetters(func(d actor.DeadLetter) {
+		select {
+		case dead <- d:
+		default:
+		}
+	})()
+	startMember(t, ns, "shardexpire", b, append(opts, WithKind(kind(b)))...)
+	waitFor(t, 30*time.Second, "a's Save began", func() bool { return h.has("save") })
+	start := time.Now()
+	driver.sh.Tell("counter", "x", Count{})
+	var reason error
+	for reason == nil {
+		select {
+		case d := <-dead:
+			if errors.Is(d.Reason, ErrUnavailable) {
+				reason = d.Reason
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no dead letter with ErrUnavailable on a")
+		}
+	}
+	if took := time.Since(start); took < wait {
+		t.Fatalf("dead letter %v after %v, before the %v buffer timeout", reason, took, wait)
 	}
 }

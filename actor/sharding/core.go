@@ -271,12 +271,7 @@ func (s *Sharding) ownerLocked(k shardKey) string {
 func (s *Sharding) desiredLocked(k shardKey) string {
 	best, bestHash := "", uint64(0)
 	consider := func(node string) {
-		h := fnv.New64a()
-		_, _ = h.Write([]byte(node))
-		_, _ = h.Write([]byte{0})
-		_, _ = h.Write([]byte(k.kind))
-		_, _ = h.Write([]byte{0, byte(k.shard >> 8), byte(k.shard)})
-		if v := mix(h.Sum64()); best == "" || v > bestHash || v == bestHash && node < best {
+		if v := score(node, k); best == "" || v > bestHash || v == bestHash && node < best {
 			best, bestHash = node, v
 		}
 	}
@@ -422,6 +417,17 @@ func (s *Sharding) deliverLocked(sh *shard, d delivery, drop []dropped) []droppe
 	e.last = now
 	e.ref.TellFrom(d.ctx, d.env.Msg, d.sender)
 	return drop
+}
+
+// score is node's rendezvous hash for k: of the nodes that may own k, the
+// one with the highest score should.
+func score(node string, k shardKey) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(node))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(k.kind))
+	_, _ = h.Write([]byte{0, byte(k.shard >> 8), byte(k.shard)})
+	return mix(h.Sum64())
 }
 
 // mix spreads the bits of an FNV hash, whose high bits barely depend on
