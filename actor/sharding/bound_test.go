@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -243,5 +245,29 @@ func TestMessageWaitingForAStoppingShardExpires(t *testing.T) {
 	}
 	if took := time.Since(start); took < wait {
 		t.Fatalf("dead letter %v after %v, before the %v buffer timeout", reason, took, wait)
+	}
+}
+
+// Close on a node cut off from NATS gives the removal of its host entry a
+// renewal's time, not its whole context: it returns long before its
+// context ends, with the removal's error.
+func TestCloseCutOffFromNATSReturnsBeforeItsContextEnds(t *testing.T) {
+	ns := startNATS(t, true)
+	px := startProxy(t, "127.0.0.1:"+strconv.Itoa(ns.port))
+	m := startMemberAt(t, px.url(), nil, "closecut", "a", WithKind(counterKind("a", nil, 0)), WithShards(1))
+	askCount(t, m.sh, "x", 30*time.Second)
+	px.setCut(true)
+	defer px.setCut(false)
+	const limit = 30 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	start := time.Now()
+	err := m.sh.Close(ctx)
+	took := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "remove host") {
+		t.Fatalf("Close cut off from NATS: %v; want the host removal's error", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("Close took its whole %v context (%v): %v", limit, took, err)
 	}
 }
