@@ -113,3 +113,56 @@ func open(sv *server) int {
 	defer sv.mu.Unlock()
 	return len(sv.conns)
 }
+
+// TestFenceOnEveryPoller: with several pollers, each has a fence on a
+// descriptor nbio gives to it (descriptor modulo pollers), and connections
+// accepted onto each of them are served.
+func TestFenceOnEveryPoller(t *testing.T) {
+	es, err := Engine().NewServer(&http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	})}, web.EngineSettings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := es.(*server)
+	const pollers = 4
+	sv.config.NPoller = pollers
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- sv.Serve(ln) }()
+	defer func() {
+		_ = sv.Close()
+		<-served
+	}()
+	// Connections are served only once the fences are up.
+	for i := range 2 * pollers {
+		c := dialAndWait(t, ln.Addr().String(), sv, i+1)
+		defer c.Close()
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("connection %d: %d; want 200", i, resp.StatusCode)
+		}
+	}
+	sv.mu.Lock()
+	fences := sv.fences
+	sv.mu.Unlock()
+	if len(fences) != pollers {
+		t.Fatalf("%d fences; want %d", len(fences), pollers)
+	}
+	for i, f := range fences {
+		if got := f.nc.Hash() % pollers; got != i {
+			t.Errorf("fence %d on poller %d", i, got)
+		}
+	}
+}
