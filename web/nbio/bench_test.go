@@ -3,6 +3,7 @@ package nbio_test
 import (
 	"bufio"
 	"io"
+	"net"
 	"net/http"
 	"testing"
 
@@ -37,6 +38,42 @@ func BenchmarkHello(b *testing.B) {
 				}
 				n, _ := io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
+				if resp.StatusCode != 200 || n != 12 {
+					b.Fatalf("got %d with %d bytes; want 200 with 12", resp.StatusCode, n)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkNewConnection is a connection per request on each engine: dial,
+// one GET with Connection: close, read the answer, close. On nbio it
+// includes the accept fence's poller wake-up (fence.go).
+func BenchmarkNewConnection(b *testing.B) {
+	for _, eng := range engines {
+		b.Run(eng.name, func(b *testing.B) {
+			app := newApp(b, eng.engine)
+			app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := io.WriteString(w, "Hello World!")
+				return err
+			})
+			base := serve(b, app)
+			req := "GET / HTTP/1.1\r\nHost: " + base[len("http://"):] + "\r\nConnection: close\r\n\r\n"
+			for b.Loop() {
+				c, err := net.Dial("tcp", base[len("http://"):])
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.WriteString(c, req); err != nil {
+					b.Fatal(err)
+				}
+				resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, _ := io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				c.Close()
 				if resp.StatusCode != 200 || n != 12 {
 					b.Fatalf("got %d with %d bytes; want 200 with 12", resp.StatusCode, n)
 				}
