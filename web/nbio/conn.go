@@ -87,6 +87,12 @@ type connState struct {
 	// so written never passes it.
 	queued, written atomic.Int64
 
+	// out holds the responses the engine wrote itself (respond) while a
+	// request that arrived with them waits to run: a pipelined batch goes
+	// out in one write. nil: none. Under outMu.
+	outMu sync.Mutex
+	out   *batch
+
 	// the sweeper's, under server.mu
 	seenWritten  int64
 	stalledSince int64 // on the server's clock; 0: not stalled
@@ -97,9 +103,13 @@ type connState struct {
 // socket would: nbio itself queues without bound.
 const maxQueued = 1 << 20
 
-// Write hands b to nbio, which writes what the socket takes and queues the
-// rest; it then waits while more than maxQueued bytes wait.
+// Write hands b to nbio, after the responses held in out, which writes
+// what the socket takes and queues the rest; it then waits while more than
+// maxQueued bytes wait.
 func (st *connState) Write(b []byte) (int, error) {
+	if err := st.flush(); err != nil {
+		return 0, err
+	}
 	st.queued.Add(int64(len(b)))
 	n, err := st.Conn.Write(b)
 	if err != nil {
@@ -114,6 +124,7 @@ func (st *connState) Write(b []byte) (int, error) {
 // one. The write timeout bounds the wait. It runs on the handler's
 // goroutine, never on the poller.
 func (st *connState) Close() error {
+	_ = st.flush()
 	_ = st.drain(0)
 	st.close(nil)
 	return nil
@@ -633,7 +644,13 @@ func (s *server) onWritten(c *nbio.Conn, _ []byte, n int) {
 			st.written.Add(int64(n))
 		}
 	}
+	if h := testHookWritten.Load(); h != nil {
+		(*h)(n)
+	}
 }
+
+// testHookWritten, when set, is told of each write to a socket.
+var testHookWritten atomic.Pointer[func(n int)]
 
 func (s *server) onClose(c net.Conn, _ error) {
 	if nc, ok := c.(*nbio.Conn); ok {

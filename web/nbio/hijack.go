@@ -27,7 +27,9 @@ var ErrHijack = errors.New("nbio engine: connection cannot be hijacked")
 // Like net/http, it holds the start of an HTTP/1.1 body without a declared
 // length (up to smallBody bytes): a handler that returns without flushing
 // and wrote no more than that gets a response with a Content-Length
-// (finish), not a chunked one. The body of a response to HEAD is counted,
+// (finish), not a chunked one. It holds a body of a declared length up to
+// smallBody as well, so that a whole small response can be written by the
+// engine itself (respond). The body of a response to HEAD is counted,
 // never sent: nbio's writer would send it.
 type writer struct {
 	http.ResponseWriter
@@ -41,6 +43,7 @@ type writer struct {
 	hijacked bool       // Hijack has taken the connection
 	chunked  bool       // nbio chunks the response (decided at the first Write)
 	buffered int        // bytes nbio holds for a chunked response, roughly
+	declared int64      // the handler's Content-Length at the first Write; -1: none
 	written  int64      // bytes of an unchunked body passed to nbio
 	held     []byte     // the body held while holding: a slice of space
 	space    [smallBody]byte
@@ -63,7 +66,7 @@ func newWriter(w http.ResponseWriter, st *connState, http11, head bool) *writer 
 func (w *writer) release() {
 	w.ResponseWriter, w.st, w.held = nil, nil, nil
 	w.http11, w.status, w.started, w.holding, w.hijacked, w.chunked, w.buffered = false, 0, false, false, false, false, 0
-	w.head, w.headBody, w.written = false, 0, 0
+	w.head, w.headBody, w.written, w.declared = false, 0, 0, 0
 	writerPool.Put(w)
 }
 
@@ -86,18 +89,23 @@ func (w *writer) Write(p []byte) (int, error) {
 		w.started = true
 		h := w.Header()
 		w.chunked = w.http11 && len(h["Content-Length"]) == 0
+		w.declared = -1
+		if cl := h["Content-Length"]; len(cl) == 1 {
+			if n, err := strconv.ParseInt(cl[0], 10, 64); err == nil && n >= 0 {
+				w.declared = n
+			}
+		}
 		// A body with a Trailer or a Transfer-Encoding of the handler's is
 		// held as well: nbio chunks any response that declares either,
 		// whatever its Content-Length, and takes the trailer's values when
 		// it writes the head.
-		w.holding = w.chunked
+		w.holding = w.chunked || w.declared >= 0
 		w.held = w.space[:0]
-		if w.chunked && !w.holding {
-			w.countHeader()
-		}
 	}
 	if w.holding {
-		if len(w.held)+len(p) <= smallBody {
+		// A body of a declared length is held only while it keeps within
+		// it: a Write past it gets nbio's error, as on net/http.
+		if n := len(w.held) + len(p); n <= smallBody && (w.chunked || int64(n) <= w.declared) {
 			w.held = append(w.held, p...)
 			return len(p), nil
 		}
@@ -120,11 +128,21 @@ func (w *writer) Write(p []byte) (int, error) {
 	return w.writeChunked(p)
 }
 
-// spill stops holding: what is held goes to nbio's chunked writer.
+// spill stops holding: what is held goes to nbio's writer.
 func (w *writer) spill() error {
 	w.holding = false
 	held := w.held
 	w.held = nil
+	if !w.chunked {
+		if len(held) == 0 {
+			return nil
+		}
+		_, err := w.ResponseWriter.Write(held)
+		if err == nil {
+			w.written += int64(len(held))
+		}
+		return err
+	}
 	w.countHeader()
 	_, err := w.writeChunked(held)
 	return err
@@ -175,6 +193,10 @@ func (w *writer) finish() (short bool) {
 	}
 	if !w.holding {
 		return short
+	}
+	if !w.chunked {
+		_ = w.spill()
+		return w.short()
 	}
 	w.holding = false
 	w.chunked = false
@@ -281,6 +303,8 @@ func (w *writer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	}
 	w.hijacked = true
 	w.holding, w.held = false, nil // dropped, as nbio drops what it holds
+	// Responses to the requests before this one go out first.
+	_ = st.flush() // an error has closed the connection: the writes below fail
 	st.deadline.Store(0)
 	_ = st.nc.SetReadDeadline(time.Time{})
 	_, _, _ = res.Hijack() // nbio then writes no response of its own

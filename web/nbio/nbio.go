@@ -253,12 +253,16 @@ func (s *server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if c := w.Header()["Connection"]; len(c) > 0 && !r.Close && hasToken(c[0], "close") {
 		r.Close = true // a handler's Connection: close closes, as on net/http
 	}
-	if ww.finish() {
+	own := ww.respond(r)
+	if !own && ww.finish() {
 		r.Close = true
 	}
 	ww.release()
 	if st != nil {
 		st.handled()
+	}
+	if own {
+		st.responded(r.Close)
 	}
 }
 
