@@ -87,6 +87,8 @@ type connState struct {
 	// so written never passes it.
 	queued, written atomic.Int64
 
+	remote *remoteAddr // set by attach; nil: nbio's
+
 	// out holds the responses the engine wrote itself (respond) while a
 	// request that arrived with them waits to run: a pipelined batch goes
 	// out in one write. nil: none. Under outMu.
@@ -117,6 +119,23 @@ func (st *connState) Write(b []byte) (int, error) {
 	}
 	return n, st.drain(maxQueued)
 }
+
+// RemoteAddr is the client's address, whose String nbio calls for every
+// request (http.Request.RemoteAddr): it is made once a connection.
+func (st *connState) RemoteAddr() net.Addr {
+	if st.remote == nil {
+		return st.Conn.RemoteAddr()
+	}
+	return st.remote
+}
+
+// remoteAddr is an address with its String made once.
+type remoteAddr struct {
+	net.Addr
+	s string
+}
+
+func (a *remoteAddr) String() string { return a.s }
 
 // Close closes the connection once nbio has written what it holds for it:
 // nbhttp closes the connection of a response with Connection: close as soon
@@ -521,6 +540,9 @@ func (st *connState) attach(c *nbio.Conn) bool {
 	}
 	st.parser = p
 	st.Conn = p.Conn
+	if a := c.RemoteAddr(); a != nil {
+		st.remote = &remoteAddr{Addr: a, s: a.String()}
+	}
 	p.Conn = st
 	st.proc = processor{Processor: p.Processor, st: st}
 	p.Processor = &st.proc

@@ -227,3 +227,21 @@ func TestRequestWithoutBodyHasNoBody(t *testing.T) {
 		t.Errorf("NoBody: GET %v, POST with a body %v; want true, false", get, post)
 	}
 }
+
+// TestRemoteAddr: every request of a connection has the client's address,
+// made once for the connection (connState.RemoteAddr).
+func TestRemoteAddr(t *testing.T) {
+	got := make(chan string, 2)
+	_, c := serveRaw(t, func(w http.ResponseWriter, r *http.Request) {
+		got <- r.RemoteAddr
+	})
+	if _, err := io.WriteString(c, "GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	want := c.LocalAddr().String()
+	for i := range 2 {
+		if addr := <-got; addr != want {
+			t.Errorf("request %d: RemoteAddr %q; want %q", i, addr, want)
+		}
+	}
+}
