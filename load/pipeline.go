@@ -121,6 +121,9 @@ func (w *worker) pipeline(batch []int, buf []byte) ([]byte, bool) {
 // failRest records each request of batch as failed with f, unless the run
 // was stopped, and reports whether the run goes on.
 func (w *worker) failRest(batch []int, f failure) bool {
+	if h := testHookFailRest; h != nil {
+		h(w.r)
+	}
 	if f == aborted || w.r.stopped.Load() {
 		return false
 	}
@@ -130,3 +133,8 @@ func (w *worker) failRest(batch []int, f failure) bool {
 	}
 	return true
 }
+
+// testHookFailRest, when set, is called as failRest begins, after the
+// caller's own look at the stop: a test stops the run there. Set only
+// while no run is in progress.
+var testHookFailRest func(r *runner)

@@ -160,6 +160,38 @@ func TestPipelineConnectionClose(t *testing.T) {
 	}
 }
 
+// TestPipelineStopBeforeTheRestFails: a run stopped after a response that
+// ended its connection mid-batch was counted, but before the requests
+// sent after it are counted as closed, counts none of them: they were cut
+// off by the end of the run, not failed (pipeline.go, failRest's
+// r.stopped.Load()).
+func TestPipelineStopBeforeTheRestFails(t *testing.T) {
+	url := tcpServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for range 4 {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			req.Body.Close()
+		}
+		c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"))
+	})
+	stops := 0
+	testHookFailRest = func(r *runner) {
+		stops++
+		r.stop()
+	}
+	defer func() { testHookFailRest = nil }()
+	res := mustRun(t, Config{Targets: []Target{{URL: url}}, Connections: 1, Requests: 8, Pipeline: 4, Timeout: 5 * time.Second})
+	if stops != 1 {
+		t.Fatalf("the run reached failRest %d times; want once, after the second response", stops)
+	}
+	if res.Requests != 2 || res.Errors.Total() != 0 {
+		t.Errorf("served %d, errors %+v; want the 2 answered served and the 2 cut off not counted", res.Requests, res.Errors)
+	}
+}
+
 // TestPipelineRetriesClosedKeepAlive: a server that answers one batch per
 // connection and then closes it makes the next batch find its reused
 // connection closed before any response: the batch (all GETs) goes again on
