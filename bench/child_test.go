@@ -95,7 +95,7 @@ func TestStderrLogWithoutFatalLine(t *testing.T) {
 }
 
 func TestStartChildReportsEarlyExit(t *testing.T) {
-	_, err := startChild(context.Background(), "/bin/sh", []string{"-c", "echo boom >&2; exit 3"}, nil, startTimeout)
+	_, err := startChild(context.Background(), "/bin/sh", []string{"-c", "echo boom >&2; exit 3"}, nil, DefaultStartTimeout)
 	if !errors.Is(err, ErrServerStart) || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "exit status 3") {
 		t.Errorf("startChild(exiting shell) = %v; want ErrServerStart with its stderr and status", err)
 	}

@@ -45,6 +45,10 @@ type Options struct {
 	ServeArgs  []string
 	// Env is added to every server's environment, after the scenario's.
 	Env []string
+	// StartTimeout bounds how long a server may take to print its
+	// listening line before its run fails; 0 means DefaultStartTimeout.
+	// Negative is an error.
+	StartTimeout time.Duration
 
 	// PeerServer is the path of a built bench/peers peer-server; empty
 	// means no peer runs. Peers lists its frameworks; empty means each
@@ -69,8 +73,9 @@ type Options struct {
 // libraries).
 var DefaultPeers = []string{"nethttp", "chi", "gin", "echo"}
 
-// startTimeout bounds how long a server under test may take to listen.
-const startTimeout = 30 * time.Second
+// DefaultStartTimeout is how long a server under test may take to listen
+// when Options.StartTimeout is 0.
+const DefaultStartTimeout = 30 * time.Second
 
 // job is one planned run: one model in one round of one scenario.
 type job struct {
@@ -95,6 +100,9 @@ type job struct {
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Rounds < 0 {
 		return nil, fmt.Errorf("%w: %d rounds: want 1 or more (0: the default)", ErrNoRuns, opts.Rounds)
+	}
+	if opts.StartTimeout < 0 {
+		return nil, fmt.Errorf("start timeout %s: want above 0 (0: the default)", opts.StartTimeout)
 	}
 	if opts.Seed == 0 {
 		opts.Seed = newSeed()
@@ -191,6 +199,15 @@ func (o Options) rounds() int {
 		return DefaultQuickRounds
 	}
 	return DefaultRounds
+}
+
+// startTimeout is how long a server of a run of opts may take to listen:
+// Options.StartTimeout, else DefaultStartTimeout.
+func (o Options) startTimeout() time.Duration {
+	if o.StartTimeout > 0 {
+		return o.StartTimeout
+	}
+	return DefaultStartTimeout
 }
 
 // roundsOf is how many rounds plan p runs under opts.
@@ -412,7 +429,7 @@ func runOne(ctx context.Context, exe string, opts Options, j job, onProgress fun
 	if db != nil {
 		env = append(env, DatabaseEnv+"="+db.url)
 	}
-	srv, err := startChild(ctx, path, args, env, startTimeout)
+	srv, err := startChild(ctx, path, args, env, opts.startTimeout())
 	if err != nil {
 		run.Status, run.Failure = StatusFailed, err.Error()
 		return run

@@ -507,6 +507,46 @@ func TestRunUsesTheGivenExecutable(t *testing.T) {
 	}
 }
 
+// TestRunGivesUpOnASilentServer: a server that never prints its listening
+// line fails its run after Options.StartTimeout, and the run goes on to the
+// next; a negative StartTimeout is refused (runner.go, the start timeout
+// handed to startChild).
+func TestRunGivesUpOnASilentServer(t *testing.T) {
+	report, err := Run(context.Background(), Options{
+		Scenarios: []string{"test-ok"}, Models: []string{"virtual"}, Quick: true, Rounds: 2,
+		Executable: "/bin/sh", ServeArgs: []string{"-c", "echo starting >&2; sleep 30"},
+		StartTimeout: 200 * time.Millisecond, Catalogue: testCatalogue(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := report.Scenarios[0].Runs
+	if len(runs) != 1 || runs[0].Status != StatusFailed || !strings.Contains(runs[0].Failure, "no listening line after 200ms") {
+		t.Errorf("runs %+v; want one, failed after 200ms without a listening line", runs)
+	}
+	_, err = Run(context.Background(), Options{Scenarios: []string{"test-ok"}, StartTimeout: -time.Second, Catalogue: testCatalogue()})
+	if err == nil || !strings.Contains(err.Error(), "start timeout -1s") {
+		t.Errorf("Run(StartTimeout -1s) = %v; want an error naming the start timeout", err)
+	}
+}
+
+// TestOptionsStartTimeout: a server may take the documented 30 s to start
+// when Options.StartTimeout is 0, and the given time otherwise.
+func TestOptionsStartTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		opts Options
+		want time.Duration
+	}{
+		{Options{}, 30 * time.Second},
+		{Options{StartTimeout: time.Second}, time.Second},
+		{Options{StartTimeout: 2 * time.Minute}, 2 * time.Minute},
+	} {
+		if got := tc.opts.startTimeout(); got != tc.want {
+			t.Errorf("Options{StartTimeout: %v}.startTimeout() = %v; want %v", tc.opts.StartTimeout, got, tc.want)
+		}
+	}
+}
+
 // TestOptionsRounds: the rounds a run takes when Options.Rounds is 0 are
 // the documented five, four with --quick; a plan's own count replaces them
 // and Options.Rounds replaces both.
