@@ -530,6 +530,28 @@ func TestRunGivesUpOnASilentServer(t *testing.T) {
 	}
 }
 
+// TestEstimate: Estimate counts the runs Run would make, each model once a
+// round, and sums their plans' windows and the cost of a server's start and
+// stop, with no seed given; an unknown scenario fails it as it fails Run.
+func TestEstimate(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		runs     int
+		each     time.Duration
+	}{
+		{"test-ok", 6, 300 * time.Millisecond},       // two models, three rounds
+		{"test-unloaded", 3, 600 * time.Millisecond}, // one model, an unloaded phase before the loaded one
+	} {
+		runs, about, err := Estimate(Options{Scenarios: []string{tc.scenario}, Quick: true, Rounds: 3, Catalogue: testCatalogue()})
+		if want := time.Duration(tc.runs) * (tc.each + RunOverhead); err != nil || runs != tc.runs || about != want {
+			t.Errorf("Estimate(%s, 3 rounds) = %d, %v, %v; want %d, %v, nil", tc.scenario, runs, about, err, tc.runs, want)
+		}
+	}
+	if _, _, err := Estimate(Options{Scenarios: []string{"nope"}, Catalogue: testCatalogue()}); !errors.Is(err, ErrUnknownScenario) {
+		t.Errorf("Estimate(nope) = %v; want ErrUnknownScenario", err)
+	}
+}
+
 // TestOptionsStartTimeout: a server may take the documented 30 s to start
 // when Options.StartTimeout is 0, and the given time otherwise.
 func TestOptionsStartTimeout(t *testing.T) {
