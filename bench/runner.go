@@ -122,10 +122,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		Seed: opts.Seed, Alpha: Alpha,
 		Started: time.Now().UTC(), Machine: DescribeMachine(), Notes: append(slices.Clone(opts.Notes), notes...),
 	}
-	if m := report.Machine; m.LoadAverage > float64(m.Cores) {
-		report.Notes = append(report.Notes, fmt.Sprintf("the machine was busy when the run started (load average %.1f on %d cores): "+
-			"other processes competed for the CPU, so figures are lower and noisier than on an idle machine", m.LoadAverage, m.Cores))
-	}
+	report.Notes = noteBusy(report.Notes, report.Machine)
 	if _, err := procstat.Read(os.Getpid()); errors.Is(err, procstat.ErrUnsupported) {
 		report.Notes = append(report.Notes, "servers' RSS, OS threads and CPU time are not measured on "+
 			runtime.GOOS+" (they are read from Linux's /proc); the columns show zero")
@@ -168,6 +165,16 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	finish()
 	report.Finished = time.Now().UTC()
 	return report, ctx.Err()
+}
+
+// noteBusy appends to notes, when m was busy as the run started (a load
+// average above its cores), the note saying so, and returns them.
+func noteBusy(notes []string, m Machine) []string {
+	if m.LoadAverage > float64(m.Cores) {
+		notes = append(notes, fmt.Sprintf("the machine was busy when the run started (load average %.1f on %d cores): "+
+			"other processes competed for the CPU, so figures are lower and noisier than on an idle machine", m.LoadAverage, m.Cores))
+	}
+	return notes
 }
 
 // Estimate says how many runs Run would make for opts and about how long

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"slices"
@@ -549,6 +550,23 @@ func TestEstimate(t *testing.T) {
 	}
 	if _, _, err := Estimate(Options{Scenarios: []string{"nope"}, Catalogue: testCatalogue()}); !errors.Is(err, ErrUnknownScenario) {
 		t.Errorf("Estimate(nope) = %v; want ErrUnknownScenario", err)
+	}
+}
+
+// TestNoteBusy: a run notes a machine whose load average is above its
+// cores as busy, and one at its cores or below not.
+func TestNoteBusy(t *testing.T) {
+	for _, tc := range []struct {
+		load float64
+		busy bool
+	}{
+		{0, false}, {2, false}, {2.01, true}, {9.5, true},
+	} {
+		got := noteBusy([]string{"given"}, Machine{Cores: 2, LoadAverage: tc.load})
+		if busy := len(got) == 2; busy != tc.busy || got[0] != "given" ||
+			busy && !strings.Contains(got[1], fmt.Sprintf("load average %.1f on 2 cores", tc.load)) {
+			t.Errorf("load average %v on 2 cores: notes %q; want the given one%s", tc.load, got, map[bool]string{true: " and the busy machine's"}[tc.busy])
+		}
 	}
 }
 
