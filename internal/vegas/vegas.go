@@ -36,6 +36,23 @@
 // timeouts lowers the limit instead of growing it. A limit that a whole
 // measuring window (1 s, doubling up to the window given to New) leaves
 // half empty, with nothing waiting, returns to the maximum.
+//
+// Latency alone cannot tell a queue the limit makes from a latency it does
+// not set: a cache that answers some tasks at once (the base is the
+// cache's), cores saturated by the callers themselves, a queue downstream
+// that others fill. There a cut only lowers throughput, and a closed loop's
+// callers, turned away, come straight back and take the cores from the
+// tasks admitted (loom bench db: 256 connections, a pool of 16, the limit
+// cut to 3–6 and 1 request in 8 served). So throughput judges what latency
+// decides. A cut on latency is on trial: if the tasks started after it do
+// not succeed at a third of the rate of the last tasks before it, it is
+// undone, and latency may not lower the limit for a while (a second, or
+// eight times the trial, doubling each time in a row). Cuts that each pass
+// their trial can still add up to a collapse that comes late, so a full
+// limit whose throughput falls under a third of the best of the window
+// returns to the maximum on trial, kept if a third of that best comes
+// back. Above the resource's capacity a cut keeps the throughput, so a
+// real overload is cut as before.
 package vegas
 
 import (
@@ -114,6 +131,44 @@ type Limit struct {
 	// whenever they started: the round's throughput, from which Little's
 	// law gives the latency a full queue imposes.
 	finished int
+
+	// ends holds when the last bestSamples tasks that succeeded ended, a
+	// ring (ended counts them all): the throughput lately, over more
+	// tasks than a round of a small limit has.
+	ends  [bestSamples]time.Duration
+	ended int
+	// trial is the cut on latency, or the return to the maximum, that
+	// throughput judges (see the package comment and judge).
+	trial trial
+	// holdUntil is when latency may lower the limit again after a cut
+	// was undone; hold is how long the next undone cut holds it:
+	// firstHold, or holdShare times as long as the trial if more,
+	// doubling each time in a row, up to the window. A cut kept resets
+	// it.
+	holdUntil, hold time.Duration
+	// retryAt is when the limit may return to the maximum again; retry is
+	// how long the next return waits, firstHold doubling up to the window.
+	retryAt, retry time.Duration
+	// best is the highest throughput over bestSamples tasks seen in this
+	// window and lastBest in the last, as base is the lowest latency.
+	best, lastBest float64
+}
+
+// A trial is a change of the limit on trial: kept if the tasks started
+// after it succeed at least at need tasks a second, else undone to from.
+type trial struct {
+	on    bool
+	up    bool          // a return to the maximum; else a cut
+	from  float64       // the limit before the change
+	need  float64       // tasks a second
+	start time.Duration // when the change was made
+	began time.Duration // when the first task started after it succeeded
+	done  int           // tasks started after it that succeeded
+	// latency is the median latency of the round before the change: the
+	// tasks after it have at least that long to succeed, since they may
+	// start over a round trip, and a few fast ones end long before the
+	// rest.
+	latency time.Duration
 }
 
 // Outcome says what a finished task tells the algorithm.
@@ -135,6 +190,25 @@ const (
 	// busy machine's scheduler adds to any task. A tenth of the base
 	// latency when that is more (see slack).
 	noise = time.Millisecond
+	// rateSamples is how many tasks' ends time a throughput: before a cut
+	// and after it. bestSamples time the best of a window, over enough
+	// tasks that a burst of them ending at once after a stall of the
+	// machine is not taken for it.
+	rateSamples = 64
+	bestSamples = 4 * rateSamples
+	// keptShare is the share of the throughput before a cut that the
+	// tasks after it must keep. Above the resource's capacity a cut keeps
+	// all of it; below, a cut to a quarter keeps a quarter. A third tells
+	// them apart with room for the error of timing 64 tasks that end in
+	// bursts (a resource of 40 slots × 10 ms, 4,000 a second, times
+	// 3,150–6,300).
+	keptShare = 1.0 / 3
+	// firstHold is how long latency may not lower a limit whose cut was
+	// undone, the first time in a row; holdShare times the trial's length
+	// if more, so that trials that fail take at most a ninth of the time.
+	// firstHold is also the first wait between returns to the maximum.
+	firstHold = time.Second
+	holdShare = 8
 )
 
 // FollowingQueue returns how many tasks may wait behind a limit of limit in
@@ -226,16 +300,18 @@ func (v *Limit) Target() time.Duration {
 // tasks that all run until their deadline (every latency equal, the ratio
 // flat) cannot grow the limit to its maximum.
 func (v *Limit) Observe(start, latency, now time.Duration, inflight int, o Outcome) bool {
-	forgot := false
+	changed := false
 	if now-v.windowStart >= v.window {
 		// A window without a task that succeeded keeps the base it had:
 		// a resource that only times out has not become faster.
 		if v.thisWindow != 0 {
 			v.lastWindow, v.thisWindow = v.thisWindow, 0
+			v.lastBest, v.best = v.best, 0
 			v.probing = v.lastWindow > v.floor+slack(v.floor)
 			if !v.strained && v.limit < v.max {
 				v.limit, v.threshold, v.probing = v.max, v.max, false
-				forgot = true
+				v.trial.on = false
+				changed = true
 			}
 		}
 		v.strained = false
@@ -247,6 +323,14 @@ func (v *Limit) Observe(start, latency, now time.Duration, inflight int, o Outco
 	}
 	if o == Succeeded {
 		v.finished++
+		v.ends[v.ended%bestSamples] = now
+		v.ended++
+		if t := &v.trial; t.on && start >= t.start {
+			if t.done == 0 {
+				t.began = now
+			}
+			t.done++
+		}
 		if v.thisWindow == 0 || latency < v.thisWindow {
 			v.thisWindow = latency
 		}
@@ -254,8 +338,11 @@ func (v *Limit) Observe(start, latency, now time.Duration, inflight int, o Outco
 			v.floor = latency
 		}
 	}
+	if v.judge(now) {
+		changed = true
+	}
 	if start < v.decided {
-		return forgot // started before the last round ended: judged already
+		return changed // started before the last round ended: judged already
 	}
 	switch base := v.Base(); {
 	case o == Succeeded:
@@ -264,11 +351,11 @@ func (v *Limit) Observe(start, latency, now time.Duration, inflight int, o Outco
 	case latency > max(2*base, noise):
 		v.drops++
 	default:
-		return forgot // a fast cancellation tells nothing
+		return changed // a fast cancellation tells nothing
 	}
 	v.used = max(v.used, inflight)
 	if v.measured+v.drops < v.roundSize() {
-		return v.overdue(now) || forgot
+		return v.overdue(now) || changed
 	}
 	median := time.Duration(0) // every task of the round was a drop
 	if v.measured > 0 {
@@ -278,7 +365,7 @@ func (v *Limit) Observe(start, latency, now time.Duration, inflight int, o Outco
 		}
 		median = round[len(round)/2]
 	}
-	return v.endRound(now, median) || forgot
+	return v.endRound(now, median) || changed
 }
 
 // roundSize is how many tasks make up a round: up to roundSamples, and no
@@ -291,6 +378,9 @@ func (v *Limit) roundSize() int { return min(max(v.Current(), 1), v.used, roundS
 // tasks are stuck in a queue ends here once the bound on its latency
 // shows it.
 func (v *Limit) Start(now time.Duration, inflight int) bool {
+	if v.judge(now) {
+		return true
+	}
 	if now < v.decided {
 		return false
 	}
@@ -343,17 +433,18 @@ func (v *Limit) endRound(now, latency time.Duration) bool {
 		// two, a logarithm and a sort per task.
 		v.congested = false
 	} else {
-		v.decide(latency)
+		v.decide(now, latency)
 	}
+	v.best = max(v.best, v.rate(bestSamples))
 	v.limit = min(max(v.limit, v.min), v.max)
 	v.measured, v.drops, v.used, v.begun, v.finished = 0, 0, 0, 0, 0
 	v.decided = now
 	return v.limit != old
 }
 
-// decide moves the limit at the end of a round whose median latency was
-// latency; 0 when every task of the round was a drop.
-func (v *Limit) decide(latency time.Duration) {
+// decide moves the limit at the end of a round, at now, whose median
+// latency was latency; 0 when every task of the round was a drop.
+func (v *Limit) decide(now, latency time.Duration) {
 	// The limit in use: a limit the tasks leave half empty tells nothing
 	// about the resource, and grows only while they fill it.
 	inUse := min(v.limit, float64(v.used))
@@ -364,9 +455,23 @@ func (v *Limit) decide(latency time.Duration) {
 	if full || latency == 0 || v.drops > 0 {
 		v.strained = true
 	}
-	if v.probing && v.used >= v.Current() && v.limit < v.max {
+	// Latency may not lower the limit while a cut undone holds it, nor
+	// while a return to the maximum is on trial.
+	holding := now < v.holdUntil || v.trial.on && v.trial.up
+	if full && !v.trial.on && v.limit < v.max && now >= v.retryAt {
+		if best := max(v.best, v.lastBest); v.rate(rateSamples) < keptShare*best {
+			retry := max(v.retry, firstHold)
+			v.retryAt = now + retry
+			v.retry = min(2*retry, max(v.maxWindow, firstHold))
+			v.try(now, latency, true, keptShare*best)
+			v.limit, v.threshold, v.congested = v.max, v.max, false
+			return
+		}
+	}
+	if v.probing && !holding && v.used >= v.Current() && v.limit < v.max {
 		// A limit at its maximum cannot have crept up: nothing to probe.
 		v.probing = false
+		v.cut(now, latency)
 		v.threshold = v.limit
 		v.limit /= 2
 		v.floor = 0 // measured again, with the queue drained
@@ -390,21 +495,27 @@ func (v *Limit) decide(latency time.Duration) {
 	if queued > 6*s {
 		v.strained = true
 	}
+	// Far above: more than beta wait. Unless callers give up, not while
+	// a cut undone holds the limit, nor before a throughput is known to
+	// judge the cut against.
+	far := queued > 6*s && (v.drops > 0 || !holding && v.ended >= rateSamples)
 	switch {
-	case (queued > 6*s || v.drops > 0) && !wasCongested:
+	case (far || v.drops > 0) && !wasCongested:
 		// Far above, or callers gave up: the limit falls only if the
 		// next round says so too. A real queue or a hanging resource
 		// lasts; a stall of the machine, which delays every task in
 		// flight and can outlast their callers' timeout, ends.
 		v.congested = true
-	case queued > 6*s && v.drops > 0:
+	case far && v.drops > 0:
 		// Far above, with callers giving up: straight to where alpha
 		// would wait.
+		v.cut(now, latency)
 		v.limit = inUse - queued + 3*s
 		v.threshold = v.limit
-	case queued > 6*s:
+	case far:
 		// Far above twice in a row: to where alpha would wait, at most
 		// to a quarter, rather than a step per round.
+		v.cut(now, latency)
 		v.limit = max(inUse-queued+3*s, inUse/4)
 		v.threshold = v.limit
 	case v.drops > 0:
@@ -415,4 +526,74 @@ func (v *Limit) decide(latency time.Duration) {
 	case queued < 3*s && full:
 		v.limit += s
 	}
+}
+
+// rate returns the throughput over the last n tasks that succeeded (n at
+// most bestSamples), tasks a second; 0 while fewer have, or if they all
+// ended at once.
+func (v *Limit) rate(n int) float64 {
+	if v.ended < n {
+		return 0
+	}
+	newest := v.ends[(v.ended-1)%bestSamples]
+	oldest := v.ends[(v.ended-n)%bestSamples]
+	if newest <= oldest {
+		return 0
+	}
+	return float64(n-1) / (newest - oldest).Seconds()
+}
+
+// cut puts a cut on latency about to be made at now on trial, unless a
+// trial is on: a cut made during the trial of another is judged with it.
+func (v *Limit) cut(now, latency time.Duration) {
+	if !v.trial.on {
+		v.try(now, latency, false, keptShare*v.rate(rateSamples))
+	}
+}
+
+// try puts the change of the limit about to be made at now, after a round
+// whose median latency was latency, on trial: a return to the maximum if
+// up, else a cut; the tasks started after it must succeed at need tasks a
+// second. A cut made while another is on trial
+// is judged with it; without a throughput to judge against (need 0) there
+// is no trial.
+func (v *Limit) try(now, latency time.Duration, up bool, need float64) {
+	if need > 0 {
+		v.trial = trial{on: true, up: up, from: v.limit, need: need, start: now, latency: latency}
+	}
+}
+
+// judge ends the trial on, if any, at now. The change is kept once
+// rateSamples tasks started after it have succeeded, if they took no
+// longer than need allows from the first of them, and undone as soon as
+// that time has passed without them: need allows 63 intervals at need
+// tasks a second, or the latency of the round before the change if more.
+// A cut undone holds the limit (see holdUntil). It reports whether the
+// limit changed.
+func (v *Limit) judge(now time.Duration) bool {
+	t := &v.trial
+	if !t.on || t.done == 0 {
+		return false
+	}
+	allowed := max(time.Duration((rateSamples-1)/t.need*float64(time.Second)), t.latency)
+	kept := t.done >= rateSamples && now-t.began <= allowed
+	if !kept && now-t.began <= allowed {
+		return false // still on trial
+	}
+	t.on = false
+	switch {
+	case kept && !t.up:
+		v.hold = firstHold
+		return false
+	case kept:
+		return false
+	case !t.up:
+		hold := max(v.hold, firstHold, holdShare*(now-t.start))
+		v.holdUntil = now + hold
+		v.hold = min(2*hold, max(v.maxWindow, firstHold))
+		v.congested, v.probing = false, false
+	}
+	changed := v.limit != t.from
+	v.limit, v.threshold = t.from, t.from
+	return changed
 }

@@ -485,3 +485,33 @@ func TestVegasSlowSpellBelowCapacityRejectsNothing(t *testing.T) {
 		t.Errorf("%d rejected, %d expired; want none", s.rejected, s.expired)
 	}
 }
+
+// A resource whose latency does not fall when the limit does: 200 clients
+// in a closed loop, as many slots, and a task takes 10 ms, or 0.5 ms for
+// one in ten (a cache in front of it answers those). The base latency is
+// the cache's, so Vegas reads the other nine as queued and cuts, but a
+// lower limit only serves fewer: the limit fell to its minimum and served
+// 2.9% of what an unlimited one does. A cut that lowers throughput is
+// undone, and tried again after a hold: at least 80% is served.
+func TestVegasLatencyTheLimitDoesNotSet(t *testing.T) {
+	const clients = 200
+	hold := 10 * time.Millisecond
+	s := newSim(New(adaptiveMax, adaptiveMin, adaptiveMax, adaptiveBaseWindow), clients, clients, hold)
+	r := rand.New(rand.NewPCG(1, 2))
+	s.jitter = func() time.Duration {
+		if r.IntN(10) == 0 {
+			return -hold + 500*time.Microsecond
+		}
+		return 0
+	}
+	s.run(20 * time.Second)
+	unlimited := clients / (0.9*hold.Seconds() + 0.1*0.0005) // tasks a second
+	got := s.goodput(20 * time.Second)
+	t.Logf("goodput %.0f/s of %.0f/s unlimited; limit in [%d, %d], %d rejected", got, unlimited, s.minLimit, s.maxLimit, s.rejected)
+	if got < 0.8*unlimited {
+		t.Errorf("goodput %.0f/s; want at least 80%% of the %.0f/s an unlimited executor serves", got, unlimited)
+	}
+	if s.minLimit >= clients {
+		t.Errorf("limit never below %d; want cuts tried (else this test shows nothing)", clients)
+	}
+}

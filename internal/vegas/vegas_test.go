@@ -490,6 +490,7 @@ func TestVegasOverdueSizesTheCutByThroughput(t *testing.T) {
 		v := New(100, 1, 100, 10*time.Second)
 		v.thisWindow = base
 		v.congested = true
+		v.ended = rateSamples // enough tasks seen for latency to cut
 		for i := 1; i <= roundSamples; i++ {
 			v.Start(time.Duration(i), 100)
 		}
@@ -614,6 +615,7 @@ func TestVegasDecideAtBeta(t *testing.T) {
 	} {
 		v := New(tc.limit, 1, 100, 10*time.Second)
 		v.thisWindow = ms
+		v.ended = rateSamples // enough tasks seen for latency to cut
 		v.congested, v.probing = tc.congested, tc.probing
 		got := endRounds(&v, 1, tc.used, tc.drops, tc.latency)
 		if got != tc.want || v.congested != tc.congestedAfter || v.strained != tc.strn {
@@ -679,6 +681,150 @@ func TestVegasDropOnlyPastTwiceTheBase(t *testing.T) {
 		}
 		if cut := v.Current() < 10; cut != tc.cut {
 			t.Errorf("rounds of tasks cancelled after %v, base %v: limit %d; want a cut: %v", tc.latency, v.Base(), v.Current(), tc.cut)
+		}
+	}
+}
+
+// succeed feeds n tasks that started at start and succeed gap apart from
+// first on, one in flight, and returns when the last ended.
+func succeed(v *Limit, n int, start, first, gap time.Duration) time.Duration {
+	now := first
+	for i := range n {
+		now = first + time.Duration(i)*gap
+		v.Observe(start, now-start, now, 1, Succeeded)
+	}
+	return now
+}
+
+// Latency lowers the limit only once rateSamples tasks have succeeded: a
+// cut is judged against the throughput before it. One task fewer, and the
+// second round far above leaves the limit alone.
+func TestVegasCutsOnlyWithAThroughput(t *testing.T) {
+	for _, tc := range []struct{ ended, want int }{{rateSamples - 1, 100}, {rateSamples, 25}} {
+		v := New(100, 1, 100, 10*time.Second)
+		v.thisWindow = time.Millisecond
+		v.ended, v.congested = tc.ended, true
+		if got := endRounds(&v, 1, 100, 0, 20*time.Millisecond); got != tc.want {
+			t.Errorf("%d tasks succeeded before, a second round with 95 waiting: limit %d; want %d", tc.ended, got, tc.want)
+		}
+	}
+}
+
+// A cut on latency is put on trial against keptShare of the throughput
+// over the last rateSamples tasks: 64 tasks 1 ms apart are 1,000 a second,
+// so the tasks after the cut must keep a third of it. A cut made during
+// the trial joins it and keeps what it returns to.
+func TestVegasCutGoesOnTrial(t *testing.T) {
+	v := New(100, 1, 100, 10*time.Second)
+	now := succeed(&v, rateSamples, 0, time.Millisecond, time.Millisecond)
+	if got := v.rate(rateSamples); got != 1000 {
+		t.Fatalf("throughput %v a second; want 1000", got)
+	}
+	v.cut(now, 5*time.Millisecond)
+	v.limit = 40
+	if tr := v.trial; !tr.on || tr.up || tr.from != 100 || tr.need != 1000.0/3 || tr.start != now || tr.latency != 5*time.Millisecond {
+		t.Errorf("trial %+v; want a cut from 100 needing 333.3 a second, from %v, latency 5ms", tr, now)
+	}
+	v.cut(now+time.Second, time.Millisecond)
+	if tr := v.trial; tr.from != 100 || tr.start != now {
+		t.Errorf("a second cut during the trial: trial %+v; want it kept from 100, from %v", tr, now)
+	}
+}
+
+// A cut on trial is kept when the rateSamples tasks started after it
+// succeed within the time need allows from the first of them, and undone
+// one nanosecond later: the limit returns to where it was, and latency may
+// not lower it for holdShare times the trial's length, at least firstHold,
+// doubling each time in a row, up to the window. A cut kept resets the
+// hold. The grace of a round's latency lets the tasks take longer when the
+// throughput asks less than that.
+func TestVegasTrialOfACut(t *testing.T) {
+	const need = 1000.0 // tasks a second: 63 ms for 64 tasks
+	allowed := time.Duration((rateSamples - 1) / need * float64(time.Second))
+	for _, tc := range []struct {
+		name     string
+		latency  time.Duration // of the round before the cut
+		span     time.Duration // from the first task's end to the last's
+		hold     time.Duration // before the trial
+		trialLen time.Duration // from the cut to the first task's end
+		kept     bool
+		holdFor  time.Duration // 0: kept
+		nextHold time.Duration
+	}{
+		{"within", 0, allowed, 3 * time.Second, 0, true, 0, firstHold},
+		{"a nanosecond late", 0, allowed + 1, 0, 0, false, firstHold, 2 * firstHold},
+		{"late, a long trial", 0, allowed + 1, 0, 500 * time.Millisecond, false, holdShare * (500*time.Millisecond + allowed + 1), 2 * holdShare * (500*time.Millisecond + allowed + 1)},
+		{"late, in a row", 0, allowed + 1, 4 * time.Second, 0, false, 4 * time.Second, 8 * time.Second},
+		{"late, in a row at the window", 0, allowed + 1, 8 * time.Second, 0, false, 8 * time.Second, 10 * time.Second},
+		{"within a round's latency", 100 * time.Millisecond, 100 * time.Millisecond, 0, 0, true, 0, firstHold},
+		{"past a round's latency", 100 * time.Millisecond, 100*time.Millisecond + 1, 0, 0, false, firstHold, 2 * firstHold},
+	} {
+		v := New(100, 1, 100, 10*time.Second)
+		start := time.Second
+		v.hold = tc.hold
+		v.trial = trial{on: true, from: 100, need: need, start: start, latency: tc.latency}
+		v.limit = 20
+		first := start + tc.trialLen
+		gap := tc.span / (rateSamples - 1)
+		succeed(&v, rateSamples-1, start, first, gap)
+		now := first + tc.span
+		v.Observe(start, now-start, now, 1, Succeeded)
+		switch {
+		case v.trial.on:
+			t.Errorf("%s: still on trial after %d tasks", tc.name, rateSamples)
+		case tc.kept && (v.Current() != 20 || v.holdUntil != 0 || v.hold != tc.nextHold):
+			t.Errorf("%s: limit %d, held until %v, next hold %v; want the cut kept: 20, 0, %v", tc.name, v.Current(), v.holdUntil, v.hold, tc.nextHold)
+		case !tc.kept && (v.Current() != 100 || v.holdUntil != now+tc.holdFor || v.hold != tc.nextHold):
+			t.Errorf("%s: limit %d, held for %v, next hold %v; want the cut undone: 100, %v, %v", tc.name, v.Current(), v.holdUntil-now, v.hold, tc.holdFor, tc.nextHold)
+		}
+	}
+}
+
+// While a cut undone holds the limit, latency does not lower it, but
+// callers giving up still do.
+func TestVegasHoldStopsOnlyLatency(t *testing.T) {
+	for _, tc := range []struct {
+		drops int
+		want  int
+	}{{0, 100}, {1, 11}} {
+		v := New(100, 1, 100, 10*time.Second)
+		v.thisWindow = time.Millisecond
+		v.ended, v.congested = rateSamples, true
+		v.holdUntil = time.Hour
+		if got := endRounds(&v, 1, 100, tc.drops, 20*time.Millisecond); got != tc.want {
+			t.Errorf("held, a second round with 95 waiting and %d drops: limit %d; want %d", tc.drops, got, tc.want)
+		}
+	}
+}
+
+// A full limit under the maximum returns to it on trial when the
+// throughput over the last rateSamples tasks has fallen under keptShare of
+// the best over bestSamples of this window or the last, no sooner than
+// retryAt; each return waits firstHold longer before the next, doubling.
+// The return is kept if a third of that best comes back, else undone.
+func TestVegasReturnsToTheMaximum(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		best        float64
+		retryAt     time.Duration
+		up          bool
+		wantRetryAt time.Duration
+	}{
+		{"under a third of the best", 3001, 0, true, firstHold},
+		{"at a third of the best", 3000, 0, false, 0},
+		{"under a third, before retryAt", 3001, time.Hour, false, time.Hour},
+	} {
+		v := New(20, 1, 100, 10*time.Second)
+		v.thisWindow = time.Millisecond
+		end := succeed(&v, rateSamples, 0, time.Millisecond, time.Millisecond) // 1,000 a second
+		v.best, v.retryAt, v.decided = tc.best, tc.retryAt, end
+		v.used = 20
+		v.endRound(end, time.Millisecond)
+		if tc.up != v.trial.on || tc.up && (v.Current() != 100 || !v.trial.up || v.trial.from != 20 || v.trial.need != keptShare*tc.best) {
+			t.Errorf("%s: limit %d, trial %+v; want a return on trial: %v", tc.name, v.Current(), v.trial, tc.up)
+		}
+		if v.retryAt-end != tc.wantRetryAt && v.retryAt != tc.wantRetryAt {
+			t.Errorf("%s: next return at %v; want %v after", tc.name, v.retryAt-end, tc.wantRetryAt)
 		}
 	}
 }
