@@ -19,7 +19,9 @@ const (
 
 // Adaptive returns an executor like Limit whose limit follows measured
 // latency: each task runs on its own goroutine, at most the current limit at
-// once, and the limit moves with TCP Vegas (docs/design/vegas.md). It starts
+// once, and the limit moves with TCP Vegas (docs/design/vegas.md); a cut
+// after which the tasks do not keep a third of the throughput before it is
+// undone, and latency may not cut again for a while. It starts
 // at the top of WithLimitRange (default 1 to 10,000; see WithInitialLimit),
 // so a load served without queueing is never turned away. Without WithQueue
 // up to half the current limit (at least 1) may wait; WithQueue(0) turns away
