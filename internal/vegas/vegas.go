@@ -459,7 +459,8 @@ func (v *Limit) decide(now, latency time.Duration) {
 	// while a return to the maximum is on trial.
 	holding := now < v.holdUntil || v.trial.on && v.trial.up
 	if full && !v.trial.on && v.limit < v.max && now >= v.retryAt {
-		if best := max(v.best, v.lastBest); v.rate(rateSamples) < keptShare*best {
+		if r := v.rate(bestSamples); r > 0 && r < keptShare*max(v.best, v.lastBest) {
+			best := max(v.best, v.lastBest)
 			retry := max(v.retry, firstHold)
 			v.retryAt = now + retry
 			v.retry = min(2*retry, max(v.maxWindow, firstHold))

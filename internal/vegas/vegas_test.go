@@ -798,8 +798,8 @@ func TestVegasHoldStopsOnlyLatency(t *testing.T) {
 }
 
 // A full limit under the maximum returns to it on trial when the
-// throughput over the last rateSamples tasks has fallen under keptShare of
-// the best over bestSamples of this window or the last, no sooner than
+// throughput over the last bestSamples tasks has fallen under keptShare of
+// the best over as many of this window or the last, no sooner than
 // retryAt; each return waits firstHold longer before the next, doubling.
 // The return is kept if a third of that best comes back, else undone.
 func TestVegasReturnsToTheMaximum(t *testing.T) {
@@ -816,7 +816,7 @@ func TestVegasReturnsToTheMaximum(t *testing.T) {
 	} {
 		v := New(20, 1, 100, 10*time.Second)
 		v.thisWindow = time.Millisecond
-		end := succeed(&v, rateSamples, 0, time.Millisecond, time.Millisecond) // 1,000 a second
+		end := succeed(&v, bestSamples, 0, time.Millisecond, time.Millisecond) // 1,000 a second
 		v.best, v.retryAt, v.decided = tc.best, tc.retryAt, end
 		v.used = 20
 		v.endRound(end, time.Millisecond)
