@@ -805,18 +805,20 @@ func TestVegasHoldStopsOnlyLatency(t *testing.T) {
 func TestVegasReturnsToTheMaximum(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
+		tasks       int // succeeded, 1 ms apart: 1,000 a second
 		best        float64
 		retryAt     time.Duration
 		up          bool
 		wantRetryAt time.Duration
 	}{
-		{"under a third of the best", 3001, 0, true, firstHold},
-		{"at a third of the best", 3000, 0, false, 0},
-		{"under a third, before retryAt", 3001, time.Hour, false, time.Hour},
+		{"under a third of the best", bestSamples, 3001, 0, true, firstHold},
+		{"at a third of the best", bestSamples, 3000, 0, false, 0},
+		{"under a third, before retryAt", bestSamples, 3001, time.Hour, false, time.Hour},
+		{"no throughput known yet", bestSamples - 1, 3001, 0, false, 0},
 	} {
 		v := New(20, 1, 100, 10*time.Second)
 		v.thisWindow = time.Millisecond
-		end := succeed(&v, bestSamples, 0, time.Millisecond, time.Millisecond) // 1,000 a second
+		end := succeed(&v, tc.tasks, 0, time.Millisecond, time.Millisecond)
 		v.best, v.retryAt, v.decided = tc.best, tc.retryAt, end
 		v.used = 20
 		v.endRound(end, time.Millisecond)
