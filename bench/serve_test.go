@@ -2,12 +2,16 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/loomrt/loom"
+	"github.com/loomrt/loom/web"
 )
 
 // TestServeWithoutThreadWatch serves a scenario in this process with and
@@ -97,6 +101,42 @@ func TestServeInProcessEndsWithoutError(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("Serve still serving 30 s after ctx ended")
+	}
+}
+
+// TestServeUsesItsDir: the scenario's files go in ServeConfig.Dir when it
+// is given, and in a directory of their own, empty at the start and gone
+// once Serve returns, when it is not (serve.go, dir == "").
+func TestServeUsesItsDir(t *testing.T) {
+	given := t.TempDir()
+	for _, dir := range []string{given, ""} {
+		var got string
+		var entries int
+		sc := *testCatalogue()[0]
+		sc.Serve = func(ctx context.Context, app *web.App, p Plan, d string) (func() error, error) {
+			got = d
+			list, err := os.ReadDir(d)
+			entries = len(list)
+			return nil, err
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // Serve sets the scenario up, prints its line and returns
+		if err := Serve(ctx, ServeConfig{Scenario: sc.Name, Model: "virtual", Dir: dir, Scenarios: []*Scenario{&sc}}, io.Discard); err != nil {
+			t.Fatalf("Serve(Dir %q): %v", dir, err)
+		}
+		switch {
+		case dir != "" && got != dir:
+			t.Errorf("Serve(Dir %q) served from %q; want the given directory", dir, got)
+		case dir == "" && (got == "" || entries != 0):
+			t.Errorf("Serve(Dir \"\") served from %q, holding %d files; want an empty directory of its own", got, entries)
+		case dir == "":
+			if _, err := os.Stat(got); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("Serve(Dir \"\"): its directory %q after the return: %v; want it removed", got, err)
+			}
+		}
+	}
+	if _, err := os.Stat(given); err != nil {
+		t.Errorf("the given directory after Serve: %v; want it left in place", err)
 	}
 }
 
