@@ -368,7 +368,10 @@ func TestAdaptiveTakesTheThreadBudgetAfterItsWait(t *testing.T) {
 	for !waiting() {
 		time.Sleep(time.Millisecond)
 	}
-	budget.Set(10, func() osthreads.Counts { return osthreads.Counts{Total: 10, InUse: 10} })
+	// A mark of 1 leaves no room whatever a reading finds, this one or the
+	// Refill a waiter takes when it wakes more than MinRefill later (a
+	// reading counts at least one P).
+	budget.Set(1, func() osthreads.Counts { return osthreads.Counts{Total: 1, InUse: 1, Procs: 1} })
 	releaseFirst()
 	if err := <-result; !errors.Is(err, ErrRejected) {
 		t.Errorf("Go that waited for room while the budget ran out = %v; want ErrRejected", err)
