@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/loomrt/loom/web/internal/webtest"
@@ -76,6 +77,45 @@ func BenchmarkNewConnection(b *testing.B) {
 				c.Close()
 				if resp.StatusCode != 200 || n != 12 {
 					b.Fatalf("got %d with %d bytes; want 200 with 12", resp.StatusCode, n)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPipelined is the hello handler on each engine, served to one
+// keep-alive connection that sends 16 GETs in one write and reads the 16
+// answers before the next batch: an op is a batch. On nbio the answers of
+// a batch go out in one write (respond.go).
+func BenchmarkPipelined(b *testing.B) {
+	const depth = 16
+	for _, eng := range engines {
+		b.Run(eng.name, func(b *testing.B) {
+			app := newApp(b, eng.engine)
+			app.Get("/", func(w http.ResponseWriter, r *http.Request) error {
+				_, err := io.WriteString(w, "Hello World!")
+				return err
+			})
+			base := serve(b, app)
+			c := webtest.Dial(b, base)
+			one := "GET / HTTP/1.1\r\nHost: " + base[len("http://"):] + "\r\nUser-Agent: loom\r\n\r\n"
+			batch := strings.Repeat(one, depth)
+			br := bufio.NewReader(c)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := io.WriteString(c, batch); err != nil {
+					b.Fatal(err)
+				}
+				for range depth {
+					resp, err := http.ReadResponse(br, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n, _ := io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 || n != 12 {
+						b.Fatalf("got %d with %d bytes; want 200 with 12", resp.StatusCode, n)
+					}
 				}
 			}
 		})
