@@ -14,11 +14,11 @@ import (
 // writer would write the same fields (in another order): a status of 200
 // or more with a body held whole (see writer), no Transfer-Encoding or
 // Trailer of the handler's, and a Content-Length that is the body's or
-// none. The response then goes to
-// the connection's batch (connState.responded) instead of through nbio's
-// writer, which allocates for every head it encodes and writes each
-// response of a pipelined read with a write of its own. It reports whether
-// it wrote the response; if not, finish and nbio write it.
+// none. The response then goes to the connection's batch
+// (connState.responded) instead of through nbio's writer, which allocates
+// for every head it encodes and writes each response of a pipelined read
+// with a write of its own. It reports whether it wrote the response; if
+// not, finish and nbio write it.
 func (w *writer) respond(r *http.Request) bool {
 	st := w.st
 	if st == nil || w.hijacked || w.head || (w.started && !w.holding) || r.ProtoMajor != 1 {
@@ -145,11 +145,14 @@ var respondedAt = time.Unix(1, 0)
 func (st *connState) flush() error {
 	st.outMu.Lock()
 	out := st.out
-	if out == nil {
+	st.out = nil
+	if out == nil || len(out.b) == 0 {
 		st.outMu.Unlock()
+		if out != nil {
+			putBatch(out)
+		}
 		return nil
 	}
-	st.out = nil
 	st.queued.Add(int64(len(out.b)))
 	_, err := st.Conn.Write(out.b) // nbio copies what the socket does not take
 	putBatch(out)
