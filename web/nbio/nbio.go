@@ -237,19 +237,21 @@ func (s *server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if res, ok := w.(*nbhttp.Response); ok && res.Parser != nil {
 		st, _ = res.Parser.Conn.(*connState)
 	}
-	// net/http gives a request without a body http.NoBody, which the App
-	// then need not wrap; nbio's own reader goes back to it afterwards.
-	body := r.Body
-	if r.ContentLength == 0 && len(r.TransferEncoding) == 0 {
-		r.Body = http.NoBody
+	// The App gets a request of its own: nbio recycles r once the handler
+	// returns, and a handler may keep its request. net/http gives a
+	// request without a body http.NoBody, which the App then need not
+	// wrap.
+	hr := new(http.Request)
+	*hr = *r
+	if hr.ContentLength == 0 && len(hr.TransferEncoding) == 0 {
+		hr.Body = http.NoBody
 	}
 	ww := newWriter(w, st, r.ProtoAtLeast(1, 1), r.Method == http.MethodHead)
 	h := s.handler
 	if r.RequestURI == "*" && r.Method == "OPTIONS" && s.optionsHandler {
 		h = globalOptions{}
 	}
-	h.ServeHTTP(ww, r)
-	r.Body = body
+	h.ServeHTTP(ww, hr)
 	if c := w.Header()["Connection"]; len(c) > 0 && !r.Close && hasToken(c[0], "close") {
 		r.Close = true // a handler's Connection: close closes, as on net/http
 	}

@@ -245,3 +245,40 @@ func TestRemoteAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestHandlerKeepsRequest: a request a handler keeps after it returns is
+// left as it was when the next request on the connection is served (nbio
+// recycles its own request objects; the App gets copies).
+func TestHandlerKeepsRequest(t *testing.T) {
+	kept := make(chan *http.Request, 1)
+	done := make(chan struct{}, 2)
+	_, c := serveRaw(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/keep" {
+			kept <- r
+		}
+		_, _ = io.WriteString(w, "ok")
+		done <- struct{}{}
+	})
+	if _, err := io.WriteString(c, "GET /keep HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	for _, path := range []string{"/keep", "/other"} {
+		if path == "/other" {
+			if _, err := io.WriteString(c, "GET /other HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		<-done
+	}
+	r := <-kept
+	if r.Method != "GET" || r.URL == nil || r.URL.Path != "/keep" || r.Header.Get("X-A") != "1" {
+		t.Errorf("the kept request: %s %v, X-A %q; want GET /keep, X-A 1", r.Method, r.URL, r.Header.Get("X-A"))
+	}
+}
