@@ -41,6 +41,7 @@ type writer struct {
 	started  bool       // a Write or Flush has gone to nbio's writer
 	holding  bool       // the body so far is in held, not yet with nbio
 	hijacked bool       // Hijack has taken the connection
+	fixed    bool       // the header is made safe for nbio's writer (fixFields)
 	chunked  bool       // nbio chunks the response (decided at the first Write)
 	buffered int        // bytes nbio holds for a chunked response, roughly
 	declared int64      // the handler's Content-Length at the first Write; -1: none
@@ -66,7 +67,7 @@ func newWriter(w http.ResponseWriter, st *connState, http11, head bool) *writer 
 func (w *writer) release() {
 	w.ResponseWriter, w.st, w.held = nil, nil, nil
 	w.http11, w.status, w.started, w.holding, w.hijacked, w.chunked, w.buffered = false, 0, false, false, false, false, 0
-	w.head, w.headBody, w.written, w.declared = false, 0, 0, 0
+	w.head, w.headBody, w.written, w.declared, w.fixed = false, 0, 0, 0, false
 	writerPool.Put(w)
 }
 
@@ -113,6 +114,7 @@ func (w *writer) Write(p []byte) (int, error) {
 			return 0, err
 		}
 	}
+	w.fixFields()
 	if !w.chunked {
 		// nbio's writer (v1.6.8) returns the size of the buffer it sent,
 		// not of p, when p fills its buffer: io.Copy then stops with an
@@ -130,6 +132,7 @@ func (w *writer) Write(p []byte) (int, error) {
 
 // spill stops holding: what is held goes to nbio's writer.
 func (w *writer) spill() error {
+	w.fixFields()
 	w.holding = false
 	held := w.held
 	w.held = nil
@@ -163,6 +166,9 @@ func (w *writer) countHeader() {
 // close, as net/http closes it, or the client would read the next response
 // as the rest of this one.
 func (w *writer) finish() (short bool) {
+	// Again, whatever was fixed before: a trailer's values are set after
+	// the body.
+	cleanFields(w.Header())
 	if w.head {
 		// The head a GET would get, with the length of its body (net/http
 		// gives a small one's), and without a Trailer: nbio would give
@@ -258,8 +264,13 @@ func (w *writer) writeChunked(p []byte) (int, error) {
 }
 
 // WriteHeader records the status, which net/http sends at Hijack when it
-// is 101, and passes it on.
+// is 101, and passes it on. An informational status but 101 goes out at
+// once, as on net/http, and the final one follows (inform).
 func (w *writer) WriteHeader(status int) {
+	if status >= 100 && status < 200 && status != http.StatusSwitchingProtocols {
+		w.inform(status)
+		return
+	}
 	if w.status == 0 {
 		w.status = status
 	}
@@ -269,9 +280,12 @@ func (w *writer) WriteHeader(status int) {
 // Flush sends what is buffered; a response to HEAD waits for finish,
 // which gives its length.
 func (w *writer) Flush() {
-	if w.head {
+	if w.head || w.status == http.StatusNoContent || w.status == http.StatusNotModified {
+		// A 204's or a 304's head goes when the handler returns (respond),
+		// without the Content-Length nbio's writer would give it.
 		return
 	}
+	w.fixFields()
 	if w.holding {
 		_ = w.spill()
 	}

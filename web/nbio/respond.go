@@ -3,6 +3,7 @@ package nbio
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,22 +15,26 @@ import (
 // writer would write the same fields (in another order): a status of 200
 // or more with a body held whole (see writer), no Transfer-Encoding or
 // Trailer of the handler's, and a Content-Length that is the body's or
-// none. The response then goes to the connection's batch
+// none. It writes every 204 and 304, to HEAD as well, as net/http does:
+// without Content-Length and Transfer-Encoding (a 304 without
+// Content-Type either), which nbio's writer would give them (RFC 9110
+// §8.6: a 204 must not have one). The response then goes to the connection's batch
 // (connState.responded) instead of through nbio's writer, which allocates
 // for every head it encodes and writes each response of a pipelined read
 // with a write of its own. It reports whether it wrote the response; if
 // not, finish and nbio write it.
 func (w *writer) respond(r *http.Request) bool {
 	st := w.st
-	if st == nil || w.hijacked || w.head || (w.started && !w.holding) || r.ProtoMajor != 1 {
-		return false
-	}
 	status := w.status
 	if status == 0 {
 		status = http.StatusOK
 	}
+	bodiless := status == http.StatusNoContent || status == http.StatusNotModified
+	if st == nil || w.hijacked || w.head && !bodiless || (w.started && !w.holding) || r.ProtoMajor != 1 {
+		return false
+	}
 	text := http.StatusText(status)
-	if status < 200 || status == http.StatusNoContent || status == http.StatusNotModified || text == "" {
+	if status < 200 || text == "" {
 		return false
 	}
 	res, ok := w.ResponseWriter.(*nbhttp.Response)
@@ -54,8 +59,14 @@ func (w *writer) respond(r *http.Request) bool {
 	for k, vs := range w.Header() {
 		switch k {
 		case "Content-Type":
+			if status == http.StatusNotModified {
+				continue
+			}
 			typed = len(vs) > 0
 		case "Content-Length":
+			if bodiless {
+				continue
+			}
 			length = len(vs) > 0
 			if length {
 				n, err := strconv.ParseInt(vs[0], 10, 64)
@@ -65,15 +76,15 @@ func (w *writer) respond(r *http.Request) bool {
 			connection = len(vs) > 0
 		case "Date":
 			dated = len(vs) > 0
-		case "Transfer-Encoding", "Trailer":
+		case "Transfer-Encoding":
+			if bodiless {
+				continue
+			}
 			framed = framed || len(vs) > 0
+		case "Trailer":
+			framed = framed || len(vs) > 0 && !bodiless
 		}
-		for _, v := range vs {
-			b = append(b, k...)
-			b = append(b, ':', ' ')
-			b = append(b, v...)
-			b = append(b, '\r', '\n')
-		}
+		b = appendField(b, k, vs)
 	}
 	if framed {
 		// nbio chunks, or the length is not the body's: its writer and
@@ -85,7 +96,7 @@ func (w *writer) respond(r *http.Request) bool {
 	if len(body) > 0 && !typed {
 		b = append(b, "Content-Type: text/plain; charset=utf-8\r\n"...)
 	}
-	if !length {
+	if !length && !bodiless {
 		b = append(b, "Content-Length: "...)
 		b = strconv.AppendInt(b, int64(len(body)), 10)
 		b = append(b, '\r', '\n')
@@ -103,6 +114,96 @@ func (w *writer) respond(r *http.Request) bool {
 	_, _, _ = res.Hijack() // nbio then writes no response of its own
 	w.held, w.holding = nil, false
 	return true
+}
+
+// inform sends an informational response (1xx but 101) at once, after the
+// responses before it, as net/http sends one: its status line and the
+// fields set so far, but Content-Length and Transfer-Encoding; the fields
+// stay for the final response. None goes after the final status or the
+// body's first bytes (net/http ignores it there too), off the
+// engine's connection or to an HTTP/1.0 client, which RFC 9110 §15.2
+// forbids (net/http sends it one).
+func (w *writer) inform(status int) {
+	st := w.st
+	if st == nil || w.status != 0 || w.started || w.hijacked || !w.http11 {
+		return
+	}
+	st.outMu.Lock()
+	if st.out == nil {
+		st.out = getBatch()
+	}
+	b := append(st.out.b, "HTTP/1.1 "...)
+	b = append(b, '0'+byte(status/100), '0'+byte(status/10%10), '0'+byte(status%10), ' ')
+	b = append(b, http.StatusText(status)...)
+	b = append(b, '\r', '\n')
+	for k, vs := range w.Header() {
+		if k != "Content-Length" && k != "Transfer-Encoding" {
+			b = appendField(b, k, vs)
+		}
+	}
+	st.out.b = append(b, '\r', '\n')
+	st.outMu.Unlock()
+	_ = st.flush()
+}
+
+// appendField appends the field lines of k, as net/http writes a response's
+// fields: none if k is not a token, and CR and LF in a value as spaces, so
+// that a value a handler took from a request cannot end the head and start
+// a response of its own (response splitting).
+func appendField(b []byte, k string, vs []string) []byte {
+	if !validFieldName(k) {
+		return b
+	}
+	for _, v := range vs {
+		b = append(b, k...)
+		b = append(b, ':', ' ')
+		if strings.ContainsAny(v, "\r\n") {
+			v = fieldNewlines.Replace(v)
+		}
+		b = append(b, v...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}
+
+var fieldNewlines = strings.NewReplacer("\r", " ", "\n", " ")
+
+// validFieldName reports whether k is a token (RFC 9110 §5.1).
+func validFieldName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if !tokenBytes[k[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// cleanFields makes h what appendField would write, for nbio's writer,
+// which writes names and values as they are: a field whose name is not a
+// token goes, CR and LF in a value become spaces.
+func cleanFields(h http.Header) {
+	for k, vs := range h {
+		if !validFieldName(k) {
+			delete(h, k)
+			continue
+		}
+		for i, v := range vs {
+			if strings.ContainsAny(v, "\r\n") {
+				vs[i] = fieldNewlines.Replace(v)
+			}
+		}
+	}
+}
+
+// fixFields cleans the header once, before nbio's writer first takes it.
+func (w *writer) fixFields() {
+	if !w.fixed {
+		w.fixed = true
+		cleanFields(w.Header())
+	}
 }
 
 // maxBatch is how many bytes of responses a connection holds back for the
