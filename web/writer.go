@@ -33,8 +33,11 @@ func putWriter(rw *responseWriter) {
 	writerPool.Put(rw)
 }
 
+// WriteHeader records a final status and passes it on. An invalid one
+// (not three digits) is not recorded: the engine's writer panics on it, as
+// net/http's does, and the App answers 500.
 func (w *responseWriter) WriteHeader(status int) {
-	if !w.wrote && status >= 200 || status == http.StatusSwitchingProtocols {
+	if !w.wrote && status >= 200 && status <= 999 || status == http.StatusSwitchingProtocols {
 		w.status = status
 		w.wrote = true
 	}

@@ -35,7 +35,64 @@ func TestInformationalResponse(t *testing.T) {
 				w.WriteHeader(http.StatusEarlyHints) // after the body: ignored
 				return nil
 			})
+			app.Get("/after-final", func(w http.ResponseWriter, r *http.Request) error {
+				w.WriteHeader(http.StatusAccepted)
+				w.WriteHeader(http.StatusEarlyHints) // after the final status: ignored
+				return nil
+			})
+			for _, framing := range []string{"Content-Length", "Transfer-Encoding"} {
+				app.Get("/framed/"+framing, func(w http.ResponseWriter, r *http.Request) error {
+					w.Header().Set(framing, map[string]string{"Content-Length": "4", "Transfer-Encoding": "chunked"}[framing])
+					w.WriteHeader(http.StatusEarlyHints)
+					_, err := io.WriteString(w, "body")
+					return err
+				})
+			}
+			app.Get("/hijacked", func(w http.ResponseWriter, r *http.Request) error {
+				c, _, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				w.WriteHeader(http.StatusEarlyHints) // on a hijacked connection: ignored
+				_, err = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+				return err
+			})
+			app.Get("/switch", func(w http.ResponseWriter, r *http.Request) error {
+				w.Header().Set("Upgrade", "echo")
+				w.Header().Set("Connection", "Upgrade")
+				w.WriteHeader(http.StatusSwitchingProtocols) // final: sent at the Hijack
+				c, _, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				_, err = io.WriteString(c, "switched")
+				return err
+			})
+			for _, code := range []int{99, 1000} {
+				app.Get("/invalid/"+strconv.Itoa(code), func(w http.ResponseWriter, r *http.Request) error {
+					w.WriteHeader(code)
+					return nil
+				})
+			}
 			base, _ := webtest.Serve(t, app)
+
+			for path, want := range map[string]string{
+				"/after-final":              "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+				"/framed/Content-Length":    "HTTP/1.1 103 Early Hints\r\n\r\nHTTP/1.1 200 OK\r\n",
+				"/framed/Transfer-Encoding": "HTTP/1.1 103 Early Hints\r\n\r\nHTTP/1.1 200 OK\r\n",
+				"/hijacked":                 "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+				"/switch":                   "HTTP/1.1 101 Switching Protocols\r\n",
+				"/invalid/99":               "HTTP/1.1 500 Internal Server Error\r\n",
+				"/invalid/1000":             "HTTP/1.1 500 Internal Server Error\r\n",
+			} {
+				got := rawHead(t, base, "GET "+path+" HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+				if !strings.HasPrefix(got, want) || path == "/after-final" && got != want || path == "/hijacked" && got != want ||
+					path == "/switch" && !strings.HasSuffix(got, "\r\n\r\nswitched") || strings.HasPrefix(path, "/framed/") && !strings.Contains(got, "\r\n\r\n4\r\nbody") && !strings.HasSuffix(got, "\r\n\r\nbody") {
+					t.Errorf("GET %s: %q; want it to begin with %q", path, got, want)
+				}
+			}
 
 			got := rawHead(t, base, "GET /hints HTTP/1.1\r\nHost: a\r\n\r\nGET /late HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
 			br := bufio.NewReader(strings.NewReader(got))
@@ -100,6 +157,7 @@ func TestBodilessStatusesHaveNoFraming(t *testing.T) {
 						w.Header().Set("Content-Type", "application/json")
 						w.Header().Set("Transfer-Encoding", "chunked")
 						w.Header().Set("X-Kept", "yes")
+						w.Header().Set("Trailer", "X-Sum") // no body, so no trailer and no chunks
 						w.WriteHeader(status)
 						if flush {
 							http.NewResponseController(w).Flush()
@@ -189,6 +247,42 @@ func TestFieldsCannotSplitTheResponse(t *testing.T) {
 				if !strings.Contains(got, "X-Echo: a  Set-Cookie: stolen=1    HTTP/1.1 200 OK\r\n") {
 					t.Errorf("%s: %q; want X-Echo with its CR and LF as spaces", req, got)
 				}
+			}
+		})
+	}
+}
+
+// TestSmallResponseFieldsSentOnce: the fields the engine adds to a small
+// response (Content-Length, Content-Type, Connection: close) are not added
+// again where the handler set them; a status without a name goes out with
+// net/http's.
+func TestSmallResponseFieldsSentOnce(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			app := newApp(t, eng.engine)
+			app.Get("/declared", func(w http.ResponseWriter, r *http.Request) error {
+				w.Header().Set("Content-Length", "5")
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Connection", "close")
+				_, err := io.WriteString(w, "small")
+				return err
+			})
+			app.Get("/unnamed", func(w http.ResponseWriter, r *http.Request) error {
+				w.WriteHeader(299)
+				_, err := io.WriteString(w, "small")
+				return err
+			})
+			base, _ := webtest.Serve(t, app)
+			got := rawHead(t, base, "GET /declared HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+			for _, field := range []string{"Content-Length: 5", "Content-Type: application/json", "Connection: close"} {
+				name, _, _ := strings.Cut(field, ":")
+				if strings.Count(got, name+":") != 1 || !strings.Contains(got, "\r\n"+field+"\r\n") || !strings.HasSuffix(got, "\r\n\r\nsmall") {
+					t.Errorf("GET /declared: %q; want one %s, then the body", got, field)
+				}
+			}
+			got = rawHead(t, base, "GET /unnamed HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+			if !strings.HasPrefix(got, "HTTP/1.1 299 status code 299\r\n") || !strings.HasSuffix(got, "\r\n\r\nsmall") {
+				t.Errorf("GET /unnamed: %q; want HTTP/1.1 299 status code 299, then the body", got)
 			}
 		})
 	}

@@ -265,9 +265,13 @@ func (w *writer) writeChunked(p []byte) (int, error) {
 
 // WriteHeader records the status, which net/http sends at Hijack when it
 // is 101, and passes it on. An informational status but 101 goes out at
-// once, as on net/http, and the final one follows (inform).
+// once, as on net/http, and the final one follows (inform). A code that is
+// not three digits panics, as on net/http.
 func (w *writer) WriteHeader(status int) {
-	if status >= 100 && status < 200 && status != http.StatusSwitchingProtocols {
+	if status < 100 || status > 999 {
+		panic(fmt.Sprintf("invalid WriteHeader code %v", status)) // as net/http's
+	}
+	if status < 200 && status != http.StatusSwitchingProtocols {
 		w.inform(status)
 		return
 	}

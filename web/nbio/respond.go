@@ -33,8 +33,7 @@ func (w *writer) respond(r *http.Request) bool {
 	if st == nil || w.hijacked || w.head && !bodiless || (w.started && !w.holding) || r.ProtoMajor != 1 {
 		return false
 	}
-	text := http.StatusText(status)
-	if status < 200 || text == "" {
+	if status < 200 {
 		return false
 	}
 	res, ok := w.ResponseWriter.(*nbhttp.Response)
@@ -51,7 +50,7 @@ func (w *writer) respond(r *http.Request) bool {
 	mark := len(b)
 	b = append(b, r.Proto...)
 	b = append(b, ' ', '0'+byte(status/100), '0'+byte(status/10%10), '0'+byte(status%10), ' ')
-	b = append(b, text...)
+	b = appendReason(b, status)
 	b = append(b, '\r', '\n')
 	// The handler's fields, noting those that decide the rest in the same
 	// pass, then the fields nbio's writer adds where the handler has not.
@@ -80,9 +79,13 @@ func (w *writer) respond(r *http.Request) bool {
 			if bodiless {
 				continue
 			}
-			framed = framed || len(vs) > 0
+			if len(vs) > 0 {
+				framed = true
+			}
 		case "Trailer":
-			framed = framed || len(vs) > 0 && !bodiless
+			if len(vs) > 0 && !bodiless {
+				framed = true
+			}
 		}
 		b = appendField(b, k, vs)
 	}
@@ -134,7 +137,7 @@ func (w *writer) inform(status int) {
 	}
 	b := append(st.out.b, "HTTP/1.1 "...)
 	b = append(b, '0'+byte(status/100), '0'+byte(status/10%10), '0'+byte(status%10), ' ')
-	b = append(b, http.StatusText(status)...)
+	b = appendReason(b, status)
 	b = append(b, '\r', '\n')
 	for k, vs := range w.Header() {
 		if k != "Content-Length" && k != "Transfer-Encoding" {
@@ -144,6 +147,16 @@ func (w *writer) inform(status int) {
 	st.out.b = append(b, '\r', '\n')
 	st.outMu.Unlock()
 	_ = st.flush()
+}
+
+// appendReason appends the reason phrase of status, net/http's: its text,
+// or "status code N" for a status without one. (nbio's writer sends such a
+// status as 200: docs/web.md lists it.)
+func appendReason(b []byte, status int) []byte {
+	if text := http.StatusText(status); text != "" {
+		return append(b, text...)
+	}
+	return strconv.AppendInt(append(b, "status code "...), int64(status), 10)
 }
 
 // appendField appends the field lines of k, as net/http writes a response's
