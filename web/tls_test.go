@@ -360,6 +360,58 @@ func TestWriteTimeoutOverHTTP2(t *testing.T) {
 	})
 }
 
+// TestWriteTimeoutOverHTTP2TrickleReader: an HTTP/2 client that reads
+// steadily but slowly, a frame every 300 ms through a receive window of one
+// frame, gets its whole response: the stream's deadline restarts as the
+// frames go out. Each 64 KiB step of the handler's write then takes about
+// 1.2 s, well within the 3 s timeout; a step of 256 KiB would take 4.8 s and
+// the deadline would cut the stream although data moved (writetimeout.go,
+// streamChunk).
+func TestWriteTimeoutOverHTTP2TrickleReader(t *testing.T) {
+	const timeout = 3 * time.Second
+	const size = 384 << 10
+	const frame = 16 << 10
+	certs := webtest.NewCerts(t)
+	app := newApp(t, web.WithTLS(certs.CertFile, certs.KeyFile), web.WithWriteTimeout(timeout))
+	writeErr := make(chan error, 1)
+	app.Get("/big", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := w.Write(bytes.Repeat([]byte("x"), size))
+		writeErr <- err
+		return nil
+	})
+	url, _ := serveTLS(t, app)
+	client := certs.Client(t)
+	client.Transport.(*http.Transport).HTTP2 = &http.HTTP2Config{MaxReceiveBufferPerStream: frame}
+
+	resp, err := client.Get(url + "/big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("%s; want HTTP/2", resp.Proto)
+	}
+	var n int
+	buf := make([]byte, frame)
+	for {
+		m, err := io.ReadFull(resp.Body, buf)
+		n += m
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("read %d bytes, then %v; want %d", n, err, size)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if n != size {
+		t.Errorf("read %d bytes; want %d", n, size)
+	}
+	if err := <-writeErr; err != nil {
+		t.Errorf("handler's write: %v; want nil for a client that kept reading", err)
+	}
+}
+
 // TestGracefulShutdownDrainsHTTP2Streams: streams in flight on one
 // connection when Serve is told to stop each get their whole response once
 // the listener has closed (so shutdown is under way), and Serve returns nil.

@@ -174,8 +174,19 @@ func (h streamWriteTimeout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	h.next.ServeHTTP(&streamWriter{ResponseWriter: w, timeout: h.timeout, chunk: int(writeChunk.Load())}, r)
+	h.next.ServeHTTP(&streamWriter{ResponseWriter: w, timeout: h.timeout, chunk: min(int(writeChunk.Load()), streamChunk)}, r)
 }
+
+// streamChunk is how much one write to an HTTP/2 stream may send between
+// checks of the stream's deadline. The deadline restarts only between
+// chunks, so a chunk must go out within ¾ of the timeout: at a connection's
+// 256 KiB, a client reading a stream steadily at under 256 KiB per ¾ of the
+// timeout (11 KiB/s at the 30 s default) would be cut off although data
+// moved; at 64 KiB the floor is 2.8 KiB/s. A stream's data goes out in
+// frames of 16 KiB, each handed to the connection's writer by its serving
+// goroutine, and the handler's write returns once the chunk's last frame is
+// written: 64 KiB keeps four frames queued per wake-up of the handler.
+const streamChunk = 64 << 10
 
 // streamWriter is an HTTP/2 response whose writes re-arm the stream's
 // write deadline. Like any ResponseWriter it is used by one goroutine at a
