@@ -278,10 +278,14 @@ func stalled(t *testing.T, prefix string) io.Reader {
 // handler's write fails with os.ErrDeadlineExceeded. A client that keeps
 // reading slowly gets the whole body, for longer than the timeout.
 func TestWriteTimeoutOverHTTP2(t *testing.T) {
-	// Long enough that a slow reader held up by a busy machine (a GC, a
-	// descheduled goroutine) still reads within it.
-	const timeout = time.Second
+	// Long enough that a busy machine (a GC, descheduled goroutines on a
+	// loaded box) still moves a 64 KiB step of the stream within ¾ of it: at
+	// 1 s, 256 KiB steps ran out of it under a load of 20 on 2 cores.
+	const timeout = 3 * time.Second
 	const size = 12 << 20
+	// The client's window is small, so that the handler writes for as long
+	// as the slow reader reads, well past the timeout.
+	const window = 512 << 10
 	certs := webtest.NewCerts(t)
 	app := newApp(t, web.WithTLS(certs.CertFile, certs.KeyFile), web.WithWriteTimeout(timeout))
 	writeErr := make(chan error, 1)
@@ -292,6 +296,7 @@ func TestWriteTimeoutOverHTTP2(t *testing.T) {
 	})
 	url, _ := serveTLS(t, app)
 	client := certs.Client(t)
+	client.Transport.(*http.Transport).HTTP2 = &http.HTTP2Config{MaxReceiveBufferPerStream: window}
 
 	app.Get("/bigstring", func(w http.ResponseWriter, r *http.Request) error {
 		_, err := io.WriteString(w, strings.Repeat("x", size))
@@ -341,18 +346,22 @@ func TestWriteTimeoutOverHTTP2(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		start := time.Now()
+		// 512 KiB every 250 ms: 6 s for the body, the handler's write
+		// waiting on the window throughout.
 		var n int
-		buf := make([]byte, 512<<10)
+		var readErr error
+		buf := make([]byte, window)
 		for {
 			m, err := io.ReadFull(resp.Body, buf)
 			n += m
 			if err != nil {
+				readErr = err
 				break
 			}
-			time.Sleep(timeout / 6)
+			time.Sleep(250 * time.Millisecond)
 		}
-		if n != size || time.Since(start) < timeout {
-			t.Errorf("read %d bytes in %v; want %d, over longer than %v", n, time.Since(start), size, timeout)
+		if n != size || time.Since(start) < 3*timeout/2 {
+			t.Errorf("read %d bytes in %v (then %v); want %d, over longer than %v", n, time.Since(start), readErr, size, 3*timeout/2)
 		}
 		if err := <-writeErr; err != nil {
 			t.Errorf("handler's write: %v", err)
