@@ -372,12 +372,13 @@ func TestWriteTimeoutOverHTTP2(t *testing.T) {
 // TestWriteTimeoutOverHTTP2TrickleReader: an HTTP/2 client that reads
 // steadily but slowly, a frame every 300 ms through a receive window of one
 // frame, gets its whole response: the stream's deadline restarts as the
-// frames go out. Each 64 KiB step of the handler's write then takes about
-// 1.2 s, well within the 3 s timeout; a step of 256 KiB would take 4.8 s and
-// the deadline would cut the stream although data moved (writetimeout.go,
-// streamChunk).
+// frames go out (writetimeout.go, streamChunk). Each 64 KiB step of the
+// handler's write takes about 1.2 s, and a reader held up to 750 ms a frame
+// by a busy machine still moves it within ¾ of the 4 s timeout. A step of
+// 256 KiB would wait for 15 frames read, 14 sleeps apart, at least 4.2 s:
+// the deadline would cut the stream although data moved.
 func TestWriteTimeoutOverHTTP2TrickleReader(t *testing.T) {
-	const timeout = 3 * time.Second
+	const timeout = 4 * time.Second
 	const size = 384 << 10
 	const frame = 16 << 10
 	certs := webtest.NewCerts(t)
