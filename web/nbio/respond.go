@@ -268,6 +268,9 @@ func (st *connState) flush() error {
 		return nil
 	}
 	st.queued.Add(int64(len(out.b)))
+	if h := testHookFlushed.Load(); h != nil {
+		(*h)(len(out.b))
+	}
 	_, err := st.Conn.Write(out.b) // nbio copies what the socket does not take
 	putBatch(out)
 	st.outMu.Unlock()
@@ -276,6 +279,10 @@ func (st *connState) flush() error {
 	}
 	return st.drain(maxQueued)
 }
+
+// testHookFlushed, when set, is told the size of each batch flush hands
+// to nbio.
+var testHookFlushed atomic.Pointer[func(n int)]
 
 // batch is the buffer of the responses a connection holds back; between
 // batches it is in batchPool, so that an idle connection holds none.
