@@ -477,6 +477,16 @@ func TestRespondFields(t *testing.T) {
 		}
 	})
 	addr := c0.RemoteAddr().String()
+	// A batch respond leaves empty, its response handed back to nbio, is
+	// put back without a write.
+	var empty atomic.Int64
+	hook := func(n int) {
+		if n == 0 {
+			empty.Add(1)
+		}
+	}
+	testHookFlushed.Store(&hook)
+	defer testHookFlushed.Store(nil)
 	get := func(t *testing.T, req string) (*http.Response, []byte, error) {
 		t.Helper()
 		c, err := net.Dial("tcp", addr)
@@ -545,6 +555,9 @@ func TestRespondFields(t *testing.T) {
 	}
 	if small.Status != largeResp.Status {
 		t.Errorf("a small body's status %q, a large one's %q; want the same", small.Status, largeResp.Status)
+	}
+	if n := empty.Load(); n != 0 {
+		t.Errorf("%d empty batches written; want none", n)
 	}
 }
 
