@@ -521,6 +521,11 @@ func TestRespondFields(t *testing.T) {
 		if err != nil || strings.Count(raw, "\r\nConnection: close\r\n") != 1 || !strings.HasSuffix(raw, "\r\n\r\nbye") {
 			t.Fatalf("/close: %q, %v; want one Connection field, body bye", raw, err)
 		}
+		// HEAD gets the length GET would (finish gives it).
+		raw, err = getRaw(t, "HEAD /typed HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+		if err != nil || !strings.Contains(raw, "\r\nContent-Length: 2\r\n") {
+			t.Fatalf("HEAD /typed: %q, %v; want Content-Length: 2", raw, err)
+		}
 		_, b, err = get(t, "GET /chunked HTTP/1.1\r\nHost: a\r\n\r\n")
 		if err != nil || string(b) != "abc" {
 			t.Fatalf("/chunked: %q, %v; want abc, nil", b, err)
