@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/lesismal/nbio"
@@ -130,6 +131,9 @@ func (f *fence) read(c *nbio.Conn, buf []byte) {
 // pass returns once the poller has taken a batch after pass began, or
 // errClosed once stop is closed.
 func (f *fence) pass(stop <-chan struct{}) error {
+	if h := testHookPass.Load(); h != nil {
+		(*h)()
+	}
 	select {
 	case <-f.seen: // a byte of an earlier pass
 	default:
@@ -150,3 +154,6 @@ func (f *fence) pass(stop <-chan struct{}) error {
 		return net.ErrClosed
 	}
 }
+
+// testHookPass, when set, is called at each pass of a fence.
+var testHookPass atomic.Pointer[func()]

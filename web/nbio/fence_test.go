@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -164,5 +165,100 @@ func TestFenceOnEveryPoller(t *testing.T) {
 		if got := f.nc.Hash() % pollers; got != i {
 			t.Errorf("fence %d on poller %d", i, got)
 		}
+	}
+}
+
+// TestBurstPassesTheFenceOnce: connections that arrive while the poller is
+// in a batch are handed over past one pass of its fence together, not a
+// pass each (each waits for the poller's next batch), and all are served.
+func TestBurstPassesTheFenceOnce(t *testing.T) {
+	es, err := Engine().NewServer(&http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	})}, web.EngineSettings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := es.(*server)
+	sv.config.NPoller = 1
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- sv.Serve(ln) }()
+	defer func() {
+		_ = sv.Close()
+		<-served
+	}()
+
+	held := dialAndWait(t, ln.Addr().String(), sv, 1)
+	defer held.Close()
+	heldAddr := held.LocalAddr().String()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hook := func(c *nbio.Conn) {
+		if c.RemoteAddr().String() == heldAddr {
+			once.Do(func() {
+				close(entered)
+				<-release
+			})
+		}
+	}
+	testHookRead.Store(&hook)
+	defer testHookRead.Store(nil)
+	var passes, made atomic.Int32
+	count := func() { passes.Add(1) }
+	testHookPass.Store(&count)
+	defer testHookPass.Store(nil)
+	countMade := func() { made.Add(1) }
+	testHookMade.Store(&countMade)
+	defer testHookMade.Store(nil)
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+
+	request := "GET / HTTP/1.1\r\nHost: a\r\n\r\n"
+	if _, err := io.WriteString(held, request); err != nil {
+		t.Fatal(err)
+	}
+	<-entered // the poller is in the middle of a batch
+	const burst = 16
+	conns := make([]net.Conn, burst)
+	for i := range conns {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := io.WriteString(c, request); err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+	}
+	// The first waits at its pass; the others are made meanwhile.
+	for deadline := time.Now().Add(20 * time.Second); made.Load() < burst; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d connections made in 20s", made.Load(), burst)
+		}
+	}
+	close(release)
+	released = true
+	for _, c := range append(conns, held) {
+		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("after the batch: %v", err)
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 2))
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(b) != "ok" {
+			t.Fatalf("after the batch: %d %q; want 200 \"ok\"", resp.StatusCode, b)
+		}
+	}
+	if n := passes.Load(); n > 2 {
+		t.Errorf("%d passes of the fence for %d connections that came in one batch; want 2 (the first's, then the rest's)", n, burst)
 	}
 }

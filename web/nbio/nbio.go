@@ -175,7 +175,8 @@ func (s *server) deadline(d time.Duration) int64 {
 // Serve serves on ln until Shutdown or Close, then returns
 // http.ErrServerClosed.
 func (s *server) Serve(ln net.Listener) error {
-	pl := &pausingListener{Listener: ln, closed: make(chan struct{}), ready: make(chan struct{})}
+	pl := &pausingListener{Listener: ln, closed: make(chan struct{}), ready: make(chan struct{}),
+		accepted: make(chan *nbio.Conn, maxAcceptBatch), acceptErr: make(chan error)}
 	conf := s.config
 	conf.Addrs = []string{ln.Addr().String()}
 	used := false
@@ -471,6 +472,13 @@ func (s *server) stop() {
 // once, because nbio's accept loop retries a failed Accept until the engine
 // stops, without pause. It hands each connection over as nbio's own, past
 // its poller's fence (see fence).
+//
+// A goroutine of its own accepts (acceptLoop) and makes each connection's
+// descriptor, so that a burst of connections passes each fence once: one
+// pass covers every descriptor made before it. Past the fences they wait
+// in held for the next Accepts. (A pass waits for the poller's next batch,
+// which a busy poller takes milliseconds to come to; a pass per connection
+// kept the last of 256 connections opened at once waiting seconds.)
 type pausingListener struct {
 	net.Listener
 	paused    atomic.Bool
@@ -478,21 +486,84 @@ type pausingListener struct {
 	closeOnce sync.Once
 	ready     chan struct{} // closed once fences is set
 	fences    []*fence
+
+	accepted  chan *nbio.Conn // made by acceptLoop, not yet past a fence
+	acceptErr chan error      // a failed accept, for nbio's loop to retry
+	startOnce sync.Once
+	held      []*nbio.Conn // past their fences; used by Accept's caller only
 }
+
+// maxAcceptBatch is the most connections one round of fence passes hands
+// over, and what acceptLoop may hold made ahead of them.
+const maxAcceptBatch = 256
 
 func (l *pausingListener) Accept() (net.Conn, error) {
 	select {
 	case <-l.ready:
 	case <-l.closed:
+		l.discard()
 		return nil, net.ErrClosed
 	}
+	if len(l.held) > 0 {
+		nc := l.held[0]
+		l.held[0] = nil
+		l.held = l.held[1:]
+		return nc, nil
+	}
+	l.startOnce.Do(func() { go l.acceptLoop() })
+	var first *nbio.Conn
+	select {
+	case first = <-l.accepted:
+	case err := <-l.acceptErr:
+		return nil, err
+	case <-l.closed:
+		l.discard()
+		return nil, net.ErrClosed
+	}
+	batch := []*nbio.Conn{first}
+more:
+	for len(batch) < maxAcceptBatch {
+		select {
+		case nc := <-l.accepted:
+			batch = append(batch, nc)
+		default:
+			break more
+		}
+	}
+	passed := make([]bool, len(l.fences))
+	for _, nc := range batch {
+		i := nc.Hash() % len(l.fences)
+		if passed[i] {
+			continue
+		}
+		if err := l.fences[i].pass(l.closed); err != nil {
+			for _, nc := range batch {
+				_ = nc.Close()
+			}
+			return nil, err
+		}
+		passed[i] = true
+	}
+	l.held = append(l.held, batch[1:]...)
+	return first, nil
+}
+
+// acceptLoop accepts connections and makes their descriptors until the
+// listener is paused or closed; then it closes those not taken yet.
+func (l *pausingListener) acceptLoop() {
+	defer l.drain()
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
 			if l.paused.Load() {
-				<-l.closed
+				return // Accept waits for Close
 			}
-			return c, err
+			select {
+			case l.acceptErr <- err:
+				continue
+			case <-l.closed:
+				return
+			}
 		}
 		// The descriptor nbio will know the connection by is made here.
 		nc, err := nbio.NBConn(c)
@@ -500,11 +571,41 @@ func (l *pausingListener) Accept() (net.Conn, error) {
 			_ = c.Close() // out of descriptors: this client is turned away
 			continue
 		}
-		if err := l.fences[nc.Hash()%len(l.fences)].pass(l.closed); err != nil {
-			_ = nc.Close()
-			return nil, err
+		if h := testHookMade.Load(); h != nil {
+			(*h)()
 		}
-		return nc, nil
+		select {
+		case l.accepted <- nc:
+		case <-l.closed:
+			_ = nc.Close()
+			return
+		}
+	}
+}
+
+// testHookMade, when set, is called by acceptLoop for each connection whose
+// descriptor it has made.
+var testHookMade atomic.Pointer[func()]
+
+// discard closes the connections accepted and not handed over, once the
+// listener is closed.
+func (l *pausingListener) discard() {
+	for _, nc := range l.held {
+		_ = nc.Close()
+	}
+	l.held = nil
+	l.drain()
+}
+
+// drain closes the connections made and not taken from accepted.
+func (l *pausingListener) drain() {
+	for {
+		select {
+		case nc := <-l.accepted:
+			_ = nc.Close()
+		default:
+			return
+		}
 	}
 }
 
