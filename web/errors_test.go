@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -243,6 +244,30 @@ func TestPanicIsA500AndTheServerLives(t *testing.T) {
 	for _, want := range []string{"handler panic", "nil map somewhere", "route=\"GET /panic\"", "goroutine"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// TestInvalidStatusIsA500: a status that is not three digits panics in
+// net/http's writer; the App answers 500, since nothing was sent.
+func TestInvalidStatusIsA500(t *testing.T) {
+	app := newApp(t)
+	for _, code := range []int{99, 1000} {
+		app.Get("/"+strconv.Itoa(code), func(w http.ResponseWriter, r *http.Request) error {
+			w.WriteHeader(code)
+			return nil
+		})
+	}
+	srv := httptest.NewServer(app)
+	defer srv.Close()
+	for _, code := range []int{99, 1000} {
+		resp, err := srv.Client().Get(srv.URL + "/" + strconv.Itoa(code))
+		if err != nil {
+			t.Fatalf("WriteHeader(%d): %v", code, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusInternalServerError {
+			t.Errorf("WriteHeader(%d): got %d; want 500", code, resp.StatusCode)
 		}
 	}
 }
