@@ -219,3 +219,18 @@ func TestBurstPassesTheFenceOnce(t *testing.T) {
 		t.Errorf("%d passes of the fence for %d connections that came in one batch; want 2 (the first's, then the rest's)", n, burst)
 	}
 }
+
+// TestAcceptBatchIsBounded: one round of fence passes hands over at most
+// 256 connections (docs/web.md); the rest wait for the next.
+func TestAcceptBatchIsBounded(t *testing.T) {
+	l := &pausingListener{accepted: make(chan *nbio.Conn, 1024)}
+	for range 300 {
+		l.accepted <- nil
+	}
+	if b := l.batch(nil); len(b) != 256 || len(l.accepted) != 300-255 {
+		t.Errorf("a batch of %d, %d left, from 301 made; want 256, 45 left", len(b), len(l.accepted))
+	}
+	if b := l.batch(nil); len(b) != 46 || len(l.accepted) != 0 {
+		t.Errorf("the next batch: %d, %d left; want 46, none", len(b), len(l.accepted))
+	}
+}

@@ -520,16 +520,7 @@ func (l *pausingListener) Accept() (net.Conn, error) {
 		l.discard()
 		return nil, net.ErrClosed
 	}
-	batch := []*nbio.Conn{first}
-more:
-	for len(batch) < maxAcceptBatch {
-		select {
-		case nc := <-l.accepted:
-			batch = append(batch, nc)
-		default:
-			break more
-		}
-	}
+	batch := l.batch(first)
 	passed := make([]bool, len(l.fences))
 	for _, nc := range batch {
 		i := nc.Hash() % len(l.fences)
@@ -546,6 +537,21 @@ more:
 	}
 	l.held = append(l.held, batch[1:]...)
 	return first, nil
+}
+
+// batch returns first and the connections made since, up to
+// maxAcceptBatch.
+func (l *pausingListener) batch(first *nbio.Conn) []*nbio.Conn {
+	batch := []*nbio.Conn{first}
+	for len(batch) < maxAcceptBatch {
+		select {
+		case nc := <-l.accepted:
+			batch = append(batch, nc)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // acceptLoop accepts connections and makes their descriptors until the
