@@ -224,6 +224,14 @@ func TestOverlap(t *testing.T) {
 				c.Advance(time.Second)
 				waitFor(t, "the loop to wait again", func() bool { return c.Pending() == 1 })
 			}
+			// The runs the policy lets overlap are on goroutines of their
+			// own: wait until they are all inside the job before letting
+			// them go, or a late one never overlaps.
+			waitFor(t, "the runs to start", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return running == tt.maxRunning
+			})
 			close(release)
 			settle(t, c, s, 1)
 			info := s.Jobs()[0]
